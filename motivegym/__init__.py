@@ -1,0 +1,15 @@
+"""motivegym: mixed-motive and sparse-reward multi-agent environments whose payoffs are kept apart
+from configurable reward layers. JAX cores; Gymnasium, PettingZoo and functional APIs.
+
+    import gymnasium, motivegym
+    env = gymnasium.make("motivegym/TrustDilemma-v0", reward="private")
+    par = motivegym.parallel_env("TrustDilemma-v0", reward="integrated")
+    env, params = motivegym.make_jax("TrustDilemma-v0")
+"""
+
+from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax
+from motivegym.envs import coopetition as _coopetition  # noqa: F401  (registers the family)
+
+__version__ = "0.1.0"
+
+__all__ = ["REGISTRY", "get_spec", "list_envs", "make_jax", "__version__"]

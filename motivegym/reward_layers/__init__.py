@@ -1,0 +1,61 @@
+"""Reward layers and the parser that turns ``reward="..."`` into a layer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from motivegym.reward_layers.base import LayerSpec, RewardLayer, WeightedSum
+from motivegym.reward_layers.social import Cooperative, Integrated, Mutuality, Private, cooperative, integrated, mutuality, private
+
+#: name → factory taking the optional ``:argument`` string
+LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
+    "private": lambda arg: _no_argument("private", arg, Private()),
+    "integrated": lambda arg: _no_argument("integrated", arg, Integrated()),
+    "cooperative": lambda arg: Cooperative(arg or "mean_payoff"),
+    "mutuality": lambda arg: Mutuality(_float_argument("mutuality", arg)),
+}
+
+
+def _no_argument(name: str, arg: str | None, layer: RewardLayer) -> RewardLayer:
+    if arg is not None:
+        raise ValueError(f"reward layer {name!r} takes no argument, got {name}:{arg}")
+    return layer
+
+
+def _float_argument(name: str, arg: str | None) -> float:
+    try:
+        return float(arg)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"reward layer {name!r} needs a number, e.g. '{name}:0.5', got {arg!r}") from None
+
+
+def reward_layer(spec: str | RewardLayer) -> RewardLayer:
+    """A layer from a name (``"private"``, ``"integrated"``, ``"cooperative"``,
+    ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``) or a layer object (returned as is)."""
+    if isinstance(spec, RewardLayer):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"reward must be a layer name or a RewardLayer, got {type(spec).__name__}")
+    name, _, arg = spec.strip().partition(":")
+    if name not in LAYER_FACTORIES:
+        from motivegym.core.errors import unknown_names_error
+
+        raise unknown_names_error("reward layer", [name], LAYER_FACTORIES, "reward")
+    return LAYER_FACTORIES[name](arg or None)
+
+
+__all__ = [
+    "LayerSpec",
+    "RewardLayer",
+    "WeightedSum",
+    "Private",
+    "Integrated",
+    "Cooperative",
+    "Mutuality",
+    "private",
+    "integrated",
+    "cooperative",
+    "mutuality",
+    "reward_layer",
+    "LAYER_FACTORIES",
+]
