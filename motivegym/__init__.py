@@ -7,9 +7,13 @@ from configurable reward layers. JAX cores; Gymnasium, PettingZoo and functional
     env, params = motivegym.make_jax("TrustDilemma-v0")
 """
 
+from motivegym.adapters.pettingzoo_env import aec_env, parallel_env
+from motivegym.adapters.registration import register_gymnasium_envs
 from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax
 from motivegym.envs import coopetition as _coopetition  # noqa: F401  (registers the family)
 
 __version__ = "0.1.0"
 
-__all__ = ["REGISTRY", "get_spec", "list_envs", "make_jax", "__version__"]
+register_gymnasium_envs()
+
+__all__ = ["REGISTRY", "aec_env", "get_spec", "list_envs", "make_jax", "parallel_env", "__version__"]

@@ -82,6 +82,14 @@ class FunctionalEnv:
         """Display names of the agents (PettingZoo ids are always ``agent_<i>``)."""
         return tuple(f"agent_{i}" for i in range(self.n_agents(params)))
 
+    def describe(self, state: Any, params: Any) -> Info:
+        """Info of a state (what ``reset`` reports; ``step`` adds step-specific keys)."""
+        return {}
+
+    def parameter_names(self) -> tuple[str, ...]:
+        """Every keyword ``default_params`` accepts (unknown ones raise)."""
+        raise NotImplementedError
+
     def static_info(self, params: Any) -> Info:
         """Non-array facts about the episode (names, phase labels) merged into host-side info."""
         return {}

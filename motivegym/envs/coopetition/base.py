@@ -169,6 +169,10 @@ class CoopetitionEnv(FunctionalEnv):
         params = self.make_params(**structural)
         return apply_overrides(params, overrides, where=self.name, extra_valid=structural_names)
 
+    def parameter_names(self) -> tuple[str, ...]:
+        fields = [f.name for f in dataclasses.fields(self.make_params()) if f.name != "trust"]
+        return tuple(fields) + TRUST_FIELDS + self.structural_arguments()
+
     def n_agents(self, params: Any) -> int:
         return int(params.endowments.shape[0])
 
