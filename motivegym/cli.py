@@ -1,0 +1,164 @@
+"""``motivegym list | run | bench | validate | eval | docs``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def parse_env_kwargs(pairs: list[str]) -> dict:
+    """``["max_steps=50", "phase=crisis"]`` → ``{"max_steps": 50, "phase": "crisis"}``."""
+    import ast
+
+    kwargs = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise SystemExit(f"--param expects NAME=VALUE, got {pair!r}")
+        name, value = pair.split("=", 1)
+        try:
+            kwargs[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            kwargs[name] = value
+    return kwargs
+
+
+def command_list(args: argparse.Namespace) -> int:
+    import motivegym
+
+    print(f"{'id':<28} {'family':<12} {'tier':<5} {'n':>3} {'horizon':>7}  mechanism")
+    for env_id in motivegym.list_envs(args.family):
+        spec = motivegym.get_spec(env_id)
+        env, params = motivegym.make_jax(env_id)
+        print(f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {int(params.max_steps):>7}  {spec.mechanism}")
+    return 0
+
+
+def rollout_policy(policy: str, action_space, rng: np.random.Generator):
+    """A host-side action source for ``motivegym run``: ``random`` or ``constant:<fraction of each endowment>``."""
+    if policy == "random":
+        return lambda: rng.uniform(action_space.low, action_space.high).astype(np.float32)
+    if policy.startswith("constant:"):
+        level = float(policy.split(":", 1)[1])
+        if not 0.0 <= level <= 1.0:
+            raise SystemExit(f"constant level must be in [0, 1], got {level}")
+        return lambda: (level * action_space.high).astype(np.float32)
+    raise SystemExit(f"unknown policy {policy!r}; use 'random' or 'constant:<level>'")
+
+
+def command_run(args: argparse.Namespace) -> int:
+    import gymnasium
+
+    import motivegym  # noqa: F401
+
+    env_id = f"motivegym/{motivegym.get_spec(args.env).id}"
+    # vector rewards are intended (one per agent); check_env is run by the test suite
+    env = gymnasium.make(env_id, reward=args.reward, disable_env_checker=True, **parse_env_kwargs(args.param))
+    policy = rollout_policy(args.policy, env.action_space, np.random.default_rng(args.seed))
+    obs, info = env.reset(seed=args.seed)
+    names = env.unwrapped.agent_names
+    print(f"{args.env}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}")
+    print(f"{'t':>4}  {'actions':<28} {'payoffs':<28} {'rewards':<28} {'mean trust':>10}")
+    payoff_total = np.zeros(len(names))
+    reward_total = np.zeros(len(names))
+    fmt = lambda v: " ".join(f"{x:8.2f}" for x in v[:3]) + (" …" if len(v) > 3 else "")  # noqa: E731
+    for t in range(1, args.steps + 1):
+        obs, reward, terminated, truncated, info = env.step(policy())
+        payoff_total += info["payoffs"]
+        reward_total += info["rewards"]
+        trust = float(info.get("mean_trust", np.nan))
+        print(f"{t:>4}  {fmt(info['actions']):<28} {fmt(info['payoffs']):<28} {fmt(info['rewards']):<28} {trust:>10.3f}")
+        if terminated or truncated:
+            print(f"episode ended at t={t} ({'terminated' if terminated else 'truncated'})")
+            break
+    print(f"total payoffs {np.round(payoff_total, 2).tolist()}  welfare {payoff_total.sum():.2f}")
+    print(f"total rewards {np.round(reward_total, 2).tolist()}")
+    return 0
+
+
+def command_bench(args: argparse.Namespace) -> int:
+    import motivegym
+    from motivegym.experiments.throughput import bench_cli
+
+    env_ids = args.envs.split(",") if args.envs else motivegym.list_envs()
+    for env_id in env_ids:
+        motivegym.get_spec(env_id)
+    sizes = tuple(int(b) for b in args.batch_sizes.split(","))
+    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json)
+
+
+def command_validate(args: argparse.Namespace) -> int:
+    from motivegym.experiments.validation import validate_cli
+
+    return validate_cli(args.case, args.out)
+
+
+def command_eval(args: argparse.Namespace) -> int:
+    from motivegym.experiments.evaluation import eval_cli
+
+    return eval_cli(args.env, args.policy, args.reward, args.episodes, args.seed)
+
+
+def command_docs(args: argparse.Namespace) -> int:
+    from motivegym.envdocs import write_environment_docs
+
+    path = write_environment_docs(args.out)
+    print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="motivegym", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list registered environments")
+    p.add_argument("--family", default=None)
+    p.set_defaults(func=command_list)
+
+    p = sub.add_parser("run", help="roll out one episode through gymnasium.make and print it")
+    p.add_argument("env", nargs="?", default="TrustDilemma-v0")
+    p.add_argument("--reward", default=None, help="reward layer (default: the env's registry default)")
+    p.add_argument("--policy", default="random", help="'random' or 'constant:<level>'")
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--param", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
+    p.set_defaults(func=command_run)
+
+    p = sub.add_parser("bench", help="throughput benchmark (single-env and batched)")
+    p.add_argument("--envs", default=None, help="comma-separated ids (default: all)")
+    p.add_argument("--seconds", type=float, default=1.0, help="timed seconds per measurement")
+    p.add_argument("--batch-sizes", default="1,64,1024,8192")
+    p.add_argument("--json", default=None, help="also write the rows as JSON")
+    p.set_defaults(func=command_bench)
+
+    p = sub.add_parser("validate", help="case-study validation rubrics run on our envs")
+    p.add_argument("case", nargs="?", default="all", help="SLCD | RenaultNissan | ApacheProject | AppleAppStore | all")
+    p.add_argument("--out", default=None, help="JSON report path")
+    p.set_defaults(func=command_validate)
+
+    p = sub.add_parser("eval", help="evaluate a reference policy")
+    p.add_argument("env")
+    p.add_argument("policy", help="constant:<level> | random | titfortat | oracle:<name>")
+    p.add_argument("--reward", default="integrated")
+    p.add_argument("--episodes", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=command_eval)
+
+    p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
+    p.add_argument("--out", default="docs/environments.md")
+    p.set_defaults(func=command_docs)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as error:
+        print(f"motivegym: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
