@@ -17,7 +17,14 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from motivegym.adapters.host import ADAPTER_ARGUMENTS, HostStepper, build_env, warn_unused_options, validate_actions
+from motivegym.adapters.host import (
+    ADAPTER_ARGUMENTS,
+    HostStepper,
+    build_env,
+    compiled_core,
+    validate_actions,
+    warn_unused_options,
+)
 from motivegym.reward_layers import RewardLayer
 
 SCALARIZATIONS = (None, "sum", "mean")
@@ -65,7 +72,7 @@ class GymnasiumEnv(gymnasium.Env):
         self.env_id = spec.id
         self.n_agents = self.core_env.n_agents(self.params)
         self.agent_names = self.core_env.agent_names(self.params)
-        self._stepper = HostStepper(self.core_env, self.params, self.reward_layer, view="global")
+        self._stepper = HostStepper(compiled_core(spec.id, env_kwargs, self.core_env, self.params, self.reward_layer, "global", None))
         self.action_space = action_space_of(self.core_env, self.params)
         size = self.core_env.global_state_size(self.params)
         self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)

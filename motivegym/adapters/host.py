@@ -23,7 +23,7 @@ ADAPTER_ARGUMENTS = ("reward", "render_mode")
 
 
 def build_env(env_id: str, reward: str | RewardLayer | None, env_kwargs: dict[str, Any], adapter_arguments: tuple[str, ...]):
-    """Resolve ``(env, params, layer)``; unknown keyword arguments raise ``ValueError`` listing all valid ones."""
+    """Resolve ``(spec, env, params, layer)``; unknown keyword arguments raise ``ValueError`` listing all valid ones."""
     from motivegym.core.errors import check_names
 
     spec = get_spec(env_id)
@@ -53,22 +53,25 @@ def validate_actions(actions: Any, n_agents: int, agent_names: tuple[str, ...], 
     if not discrete:
         bad = np.flatnonzero(~np.isfinite(array))
         if bad.size:
-            names = ", ".join(f"{agent_names[i]}={array[i]}" for i in bad)
+            label = lambda i: f"agent_{i}" + (f" ({agent_names[i]})" if agent_names[i] != f"agent_{i}" else "")  # noqa: E731
+            names = ", ".join(f"{label(i)}={array[i]}" for i in bad)
             raise ValueError(f"non-finite action for agent(s) {names}")
     return array
 
 
-class HostStepper:
-    """Compiled reset/step of ``env`` under ``layer`` with numpy results.
+class CompiledCore:
+    """The jitted reset/step functions of ``env`` under ``layer`` and their result layouts.
 
     ``view="global"`` returns ``env.global_state`` as ``obs`` (Gymnasium joint view);
     ``view="agents"`` returns the per-agent observations ``[n, d]`` (PettingZoo).
+    Built once per (env id, params, layer, view, num_envs) by :func:`compiled_core` and shared by
+    every adapter instance, so creating many envs compiles once.
     """
 
     def __init__(self, env: FunctionalEnv, params: Any, layer: RewardLayer, view: str = "global", num_envs: int | None = None):
         if view not in ("global", "agents"):
             raise ValueError(f"view must be 'global' or 'agents', got {view!r}")
-        self.env, self.params, self.layer, self.view, self.num_envs = env, params, layer, view, num_envs
+        self.num_envs = num_envs
         self.n_agents = env.n_agents(params)
         spec = LayerSpec(n_agents=self.n_agents, obs_size=env.observation_size(params))
 
@@ -141,11 +144,38 @@ class HostStepper:
             packed_reset = jax.vmap(packed_reset, in_axes=(0, None))
             packed_step = jax.vmap(packed_step)
             reset_keeping_layer = jax.vmap(reset_keeping_layer)
-        self._reset = jax.jit(lambda key: packed_reset(key, None))
-        self._reset_keep = jax.jit(reset_keeping_layer)
-        self._step = jax.jit(packed_step)
-        self._carry: tuple | None = None
+        self.reset_fn = jax.jit(lambda key: packed_reset(key, None))
+        self.reset_keep_fn = jax.jit(reset_keeping_layer)
+        self.step_fn = jax.jit(packed_step)
         self.batch_shape = () if num_envs is None else (num_envs,)
+
+
+_COMPILED: dict[tuple, CompiledCore] = {}
+
+
+def compiled_core(env_id: str, env_kwargs: dict[str, Any], env, params, layer: RewardLayer, view: str, num_envs: int | None) -> CompiledCore:
+    """A cached :class:`CompiledCore` (keyed by the env id, the kwargs' repr and the layer)."""
+    key = (env_id, repr(sorted(env_kwargs.items())), layer, view, num_envs)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable user layer: no caching
+        return CompiledCore(env, params, layer, view, num_envs)
+    if key not in _COMPILED:
+        _COMPILED[key] = CompiledCore(env, params, layer, view, num_envs)
+    return _COMPILED[key]
+
+
+class HostStepper:
+    """One env instance: the current packed carry plus a shared :class:`CompiledCore`."""
+
+    def __init__(self, core: CompiledCore):
+        self.core = core
+        self.n_agents = core.n_agents
+        self.batch_shape = core.batch_shape
+        self.num_envs = core.num_envs
+        self.reset_unpacker, self.step_unpacker = core.reset_unpacker, core.step_unpacker
+        self._reset, self._reset_keep, self._step = core.reset_fn, core.reset_keep_fn, core.step_fn
+        self._carry: Any = None
 
     def reset(self, seed: int, keep_layer_state: bool = False) -> dict:
         key = jax.random.PRNGKey(seed)
@@ -167,4 +197,4 @@ class HostStepper:
         """The current (unpacked) env state, for rendering."""
         if self._carry is None:
             raise RuntimeError("call reset() first")
-        return self.carry_packer.unpack(self._carry)[0]
+        return self.core.carry_packer.unpack(self._carry)[0]

@@ -19,7 +19,7 @@ import numpy as np
 from pettingzoo import ParallelEnv as PettingZooParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from motivegym.adapters.host import ADAPTER_ARGUMENTS, HostStepper, build_env, warn_unused_options
+from motivegym.adapters.host import ADAPTER_ARGUMENTS, HostStepper, build_env, compiled_core, warn_unused_options
 from motivegym.reward_layers import RewardLayer
 
 
@@ -39,7 +39,7 @@ class ParallelEnv(PettingZooParallelEnv):
         self.possible_agents = [f"agent_{i}" for i in range(n)]
         self.agents: list[str] = []
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self._stepper = HostStepper(self.core_env, self.params, self.reward_layer, view="agents")
+        self._stepper = HostStepper(compiled_core(spec.id, env_kwargs, self.core_env, self.params, self.reward_layer, "agents", None))
         obs_size = self.core_env.observation_size(self.params)
         self._observation_spaces = {
             a: gymnasium.spaces.Box(-np.inf, np.inf, shape=(obs_size,), dtype=np.float32) for a in self.possible_agents

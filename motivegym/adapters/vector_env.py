@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from motivegym.adapters.gymnasium_env import SCALARIZATIONS, action_space_of, step_info
-from motivegym.adapters.host import ADAPTER_ARGUMENTS, HostStepper, build_env, warn_unused_options
+from motivegym.adapters.host import ADAPTER_ARGUMENTS, HostStepper, build_env, compiled_core, warn_unused_options
 from motivegym.reward_layers import RewardLayer
 
 
@@ -46,7 +46,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         )
         self.num_envs, self.scalarize, self.render_mode = int(num_envs), scalarize, None
         self.n_agents = self.core_env.n_agents(self.params)
-        self._stepper = HostStepper(self.core_env, self.params, self.reward_layer, view="global", num_envs=self.num_envs)
+        self._stepper = HostStepper(compiled_core(spec.id, env_kwargs, self.core_env, self.params, self.reward_layer, "global", self.num_envs))
         self.single_action_space = action_space_of(self.core_env, self.params)
         size = self.core_env.global_state_size(self.params)
         self.single_observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)

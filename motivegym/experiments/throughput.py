@@ -8,6 +8,7 @@ time excluded by a warm-up call; the timed call uses a fresh key).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import asdict, dataclass
 
@@ -87,8 +88,8 @@ def measure(env_ids: list[str], seconds: float = 1.0, batch_sizes: tuple[int, ..
 
     rows = []
     for env_id in tqdm(env_ids, desc="throughput", disable=not progress):
-        gym_rate = single_env_steps_per_second(lambda: gymnasium.make(f"motivegym/{env_id}"), "gymnasium", seconds)
-        pz_rate = single_env_steps_per_second(lambda: motivegym.parallel_env(env_id), "pettingzoo", seconds)
+        gym_rate = single_env_steps_per_second(functools.partial(gymnasium.make, f"motivegym/{env_id}"), "gymnasium", seconds)
+        pz_rate = single_env_steps_per_second(functools.partial(motivegym.parallel_env, env_id), "pettingzoo", seconds)
         batched = {b: batched_env_steps_per_second(env_id, b, seconds) for b in batch_sizes}
         env, params = motivegym.make_jax(env_id)
         rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched))

@@ -68,7 +68,7 @@ def set_gamma(value):
 def test_appendix_a_trajectories(env_id):
     edit = set_gamma(0.645873) if env_id == "SynergySearch-v0" else None
     steps = rollout(env_id, appendix_actions, state_edit=edit)
-    for t, ((expected, mean_t, mean_r), (rewards, payoffs, info, done)) in enumerate(zip(APPENDIX_A[env_id], steps), start=1):
+    for t, ((expected, mean_t, mean_r), (rewards, _payoffs, info, done)) in enumerate(zip(APPENDIX_A[env_id], steps), start=1):
         assert not done
         expected = np.resize(np.asarray(expected, np.float64), min(len(rewards), 6))
         if env_id == "CooperativeNegotiation-v0" and t >= 4:
@@ -101,7 +101,7 @@ def test_cooperative_negotiation_measured_sequence():
     reference = [(187.88, 187.88), (86.61, 190.37), (90.02, 107.40), (108.95, 123.95)]
     penalties = [(0, 0), (90, 0), (90, 75), (90, 75)]
     steps = rollout("CooperativeNegotiation-v0", lambda p: actions)
-    for (ref, penalty, (rewards, payoffs, info, _)) in zip(reference, penalties, steps):
+    for (ref, penalty, (rewards, _payoffs, info, _)) in zip(reference, penalties, steps):
         weights = info["interdependence_weights"]
         expected = np.asarray(ref) - weights @ np.asarray(penalty, np.float64)
         np.testing.assert_allclose(rewards, expected, atol=0.02)
