@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import jax
+
 from motivegym.core.pytree import pytree_dataclass
 
 Array = jax.Array

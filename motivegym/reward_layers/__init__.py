@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from motivegym.reward_layers.base import LayerSpec, RewardLayer, WeightedSum
-from motivegym.reward_layers.social import Cooperative, Integrated, Mutuality, Private, cooperative, integrated, mutuality, private
+from motivegym.reward_layers.social import (
+    Cooperative,
+    Integrated,
+    Mutuality,
+    Private,
+    cooperative,
+    integrated,
+    mutuality,
+    private,
+)
 
 #: name → factory taking the optional ``:argument`` string
 LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {

@@ -6,6 +6,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import motivegym
+from motivegym.reward_layers import mutuality
 
 ALL_ENVS = motivegym.list_envs()
 # the documented per-agent reward vector triggers this passive-checker warning; scalarize="sum" avoids it
@@ -37,8 +38,7 @@ def test_reward_selection_payoffs_and_components_in_info():
     np.testing.assert_allclose(reward, [139.918, 196.942], atol=2e-3)
     np.testing.assert_allclose(info["reward_components"]["payoff"] + info["reward_components"]["partner"], reward, rtol=1e-6)
     assert info["interdependence_weights"].shape == (2, 2)
-    layer = motivegym.reward_layers.mutuality(0.5) if hasattr(motivegym, "reward_layers") else None
-    env = gymnasium.make("motivegym/TrustDilemma-v0", reward=layer)
+    env = gymnasium.make("motivegym/TrustDilemma-v0", reward=mutuality(0.5))
     env.reset(seed=0)
     _, reward, _, _, info = env.step(np.array([80.0, 20.0], np.float32))
     np.testing.assert_allclose(reward, 0.5 * info["payoffs"] + 0.5 * info["payoffs"].mean(), rtol=1e-6)
@@ -114,7 +114,7 @@ def test_make_vec_batches_with_same_step_autoreset():
     assert vec.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     obs, info = vec.reset(seed=0)
     assert obs.shape == (16, 15)
-    for t in range(3):
+    for _t in range(3):
         obs, rewards, terminated, truncated, info = vec.step(np.full((16, 2), 50.0, np.float32))
     assert rewards.shape == (16, 2) and truncated.all() and info["_final_obs"].all()
     np.testing.assert_array_equal(obs[:, -1], 0.0)  # already reset: t = 0
