@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from motivegym.reward_layers.base import LayerSpec, RewardLayer, WeightedSum
+from motivegym.reward_layers.base import LayerChoice, LayerSpec, RewardLayer, WeightedSum
 from motivegym.reward_layers.social import (
     Cooperative,
     Integrated,
@@ -54,6 +54,7 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
 
 
 __all__ = [
+    "LayerChoice",
     "LayerSpec",
     "RewardLayer",
     "WeightedSum",

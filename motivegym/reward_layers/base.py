@@ -87,3 +87,30 @@ class WeightedSum(RewardLayer):
             components[name] = weight * rewards
             components.update({f"{name}.{part}": weight * value for part, value in parts.items()})
         return tuple(new_states), total, components
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerChoice(RewardLayer):
+    """One of several layers, chosen by a traced index in the layer state.
+
+    Lets one compiled program be vmapped over reward types: every candidate is computed (and its
+    state advanced) and the rewards of ``layers[index]`` are returned. Set the index with
+    :meth:`with_index` after :meth:`init`.
+    """
+
+    layers: tuple[RewardLayer, ...]
+    name: str = "choice"
+
+    def init(self, key: Array, spec: LayerSpec) -> Any:
+        keys = jax.random.split(key, len(self.layers))
+        return {"index": jnp.int32(0), "states": tuple(layer.init(k, spec) for k, layer in zip(keys, self.layers))}
+
+    @staticmethod
+    def with_index(state: Any, index: Any) -> Any:
+        return {**state, "index": jnp.asarray(index, jnp.int32)}
+
+    def apply(self, state, transition):
+        results = [layer.apply(s, transition) for layer, s in zip(self.layers, state["states"])]
+        rewards = jnp.stack([r for _, r, _ in results])[state["index"]]
+        new_state = {"index": state["index"], "states": tuple(s for s, _, _ in results)}
+        return new_state, rewards, {"selected": rewards}

@@ -1,0 +1,57 @@
+"""Small pure-JAX networks and distributions for the reference baselines (no framework needed)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import betaln, digamma
+
+Array = jax.Array
+
+
+def mlp_init(key: Array, sizes: tuple[int, ...], final_scale: float = 0.01) -> list[dict]:
+    """Orthogonal-initialised dense layers ``sizes[0] → … → sizes[-1]`` (last layer scaled down)."""
+    keys = jax.random.split(key, len(sizes) - 1)
+    layers = []
+    for index, (k, fan_in, fan_out) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
+        scale = final_scale if index == len(sizes) - 2 else jnp.sqrt(2.0)
+        weight = jax.nn.initializers.orthogonal(scale)(k, (fan_in, fan_out), jnp.float32)
+        layers.append({"w": weight, "b": jnp.zeros(fan_out, jnp.float32)})
+    return layers
+
+
+def mlp_apply(layers: list[dict], x: Array) -> Array:
+    """tanh hidden layers, linear output."""
+    for layer in layers[:-1]:
+        x = jnp.tanh(x @ layer["w"] + layer["b"])
+    return x @ layers[-1]["w"] + layers[-1]["b"]
+
+
+def beta_parameters(raw: Array) -> tuple[Array, Array]:
+    """``α, β = 1 + softplus(raw)`` (unimodal Beta on (0, 1))."""
+    concentration = 1.0 + jax.nn.softplus(raw)
+    return concentration[..., 0], concentration[..., 1]
+
+
+def beta_log_prob(alpha: Array, beta: Array, x: Array) -> Array:
+    return (alpha - 1.0) * jnp.log(x) + (beta - 1.0) * jnp.log1p(-x) - betaln(alpha, beta)
+
+
+def beta_entropy(alpha: Array, beta: Array) -> Array:
+    total = alpha + beta
+    return (
+        betaln(alpha, beta)
+        - (alpha - 1.0) * digamma(alpha)
+        - (beta - 1.0) * digamma(beta)
+        + (total - 2.0) * digamma(total)
+    )
+
+
+def categorical_log_prob(logits: Array, actions: Array) -> Array:
+    log_probs = jax.nn.log_softmax(logits)
+    return jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
+
+
+def categorical_entropy(logits: Array) -> Array:
+    log_probs = jax.nn.log_softmax(logits)
+    return -jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1)
