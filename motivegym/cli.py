@@ -100,6 +100,12 @@ def command_eval(args: argparse.Namespace) -> int:
     return eval_cli(args.env, args.policy, args.reward, args.episodes, args.seed)
 
 
+def command_train(args: argparse.Namespace) -> int:
+    from motivegym.baselines.train import train_cli
+
+    return train_cli(args.algo, args.env, args.reward, args.seeds, int(float(args.steps)), args.out, args.num_envs, args.num_steps, args.seed)
+
+
 def command_docs(args: argparse.Namespace) -> int:
     from motivegym.envdocs import write_environment_docs
 
@@ -144,6 +150,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--episodes", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=command_eval)
+
+    p = sub.add_parser("train", help="train IPPO/MAPPO (vmapped over seeds) and write curves + checkpoint")
+    p.add_argument("algo", help="ippo | mappo")
+    p.add_argument("env")
+    p.add_argument("--reward", default="integrated")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--steps", default="1e5", help="env steps per seed (summed over parallel envs)")
+    p.add_argument("--num-envs", type=int, default=16)
+    p.add_argument("--num-steps", type=int, default=128, help="rollout length per update")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/train")
+    p.set_defaults(func=command_train)
 
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")

@@ -22,7 +22,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
 from motivegym.baselines.networks import (
@@ -173,7 +172,9 @@ class MultiAgentPPO:
         return state, obs, env.global_state(state, params), payoffs, next_obs, final_global, info
 
     # ----- training program -----
-    def make_train(self):
+    def make_train(self, on_update=None):
+        """``train(key, reward_index) -> (runner, metrics)``; ``on_update(metrics)`` is called on the
+        host after every update (through ``jax.debug.callback``; use it for progress bars)."""
         cfg, env, params = self.config, self.env, self.env_params
         n, num_envs = self.n_agents, cfg.num_envs
         batch_size = num_envs * cfg.num_steps
@@ -334,6 +335,8 @@ class MultiAgentPPO:
                     **jax.tree.map(jnp.mean, losses),
                 }
                 runner = {**runner, "networks": networks, "opt_state": opt_state, "obs_stats": obs_stats, "key": key}
+                if on_update is not None:
+                    jax.debug.callback(on_update, metrics)
                 return runner, metrics
 
             runner, metrics = jax.lax.scan(update, runner, None, length=cfg.num_updates)
@@ -341,3 +344,38 @@ class MultiAgentPPO:
 
         return train
 
+
+
+def episode_payoffs(algo: MultiAgentPPO, runner: dict | None, key: Array, episodes: int, policy: str = "greedy") -> Array:
+    """Payoff returns ``[episodes, n_agents]`` of one episode each (no auto-reset).
+
+    ``policy``: ``"greedy"`` (Beta mean / argmax), ``"sample"`` (stochastic), or ``"random"``
+    (uniform actions; ``runner`` unused). ``runner`` is the first output of ``train``.
+    """
+    env, params, cfg = algo.env, algo.env_params, algo.config
+    horizon = int(params.max_steps)
+
+    def one_episode(episode_key):
+        reset_key, run_key = jax.random.split(episode_key)
+        state, obs = env.reset(reset_key, params)
+
+        def body(carry, step_key):
+            state, obs, total, alive = carry
+            action_key, env_key = jax.random.split(step_key)
+            if policy == "random":
+                from motivegym.core.batching import random_actions
+
+                actions = random_actions(env, params, action_key)
+            else:
+                norm_obs = normalize(runner["obs_stats"], obs) if cfg.normalize_observations else obs
+                output = algo.policy_output(runner["networks"], norm_obs)
+                raw = algo.greedy(output) if policy == "greedy" else algo.sample(action_key, output)[0]
+                actions = algo.env_action(raw)
+            state, obs, payoffs, done, _ = env.step(env_key, state, actions, params)
+            return (state, obs, total + jnp.where(alive, payoffs, 0.0), alive & ~done), None
+
+        init = (state, obs, jnp.zeros(algo.n_agents), jnp.bool_(True))
+        (_, _, total, _), _ = jax.lax.scan(body, init, jax.random.split(run_key, horizon))
+        return total
+
+    return jax.vmap(one_episode)(jax.random.split(key, episodes))

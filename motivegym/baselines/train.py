@@ -1,0 +1,88 @@
+"""``motivegym train ALGO ENV --reward R --seeds K --steps N``: one vmapped jitted run over seeds.
+
+Writes ``learning_curve.csv`` (one row per seed × update), ``learning_curve.png`` and
+``checkpoint.npz`` (final network parameters and observation statistics per seed) to ``--out``.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+ALGORITHMS = {"ippo": {"centralized_critic": False}, "mappo": {"centralized_critic": True}}
+
+
+def train_cli(algo: str, env_id: str, reward: str, seeds: int, steps: int, out: str, num_envs: int = 16, num_steps: int = 128, seed: int = 0) -> int:
+    from tqdm import tqdm
+
+    import motivegym
+    from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig, episode_payoffs
+    from motivegym.core.errors import check_names
+
+    check_names("algorithm", [algo], ALGORITHMS, "motivegym train")
+    if seeds < 1 or steps < 1:
+        raise ValueError(f"--seeds and --steps must be positive, got {seeds}, {steps}")
+    env, params = motivegym.make_jax(env_id)
+    config = PPOConfig(total_steps=int(steps), num_envs=num_envs, num_steps=num_steps, **ALGORITHMS[algo])
+    learner = MultiAgentPPO(env, params, reward, config)
+    # under vmap the host callback fires once per seed and update
+    bar = tqdm(total=config.num_updates * seeds, desc=f"{algo} {env_id} ({seeds} seeds)", unit="seed-update")
+    train = jax.jit(jax.vmap(learner.make_train(on_update=lambda metrics: bar.update(1)), in_axes=(0, None)))
+    start = time.perf_counter()
+    runners, metrics = train(jax.random.split(jax.random.PRNGKey(seed), seeds), 0)
+    jax.block_until_ready(metrics)
+    bar.close()
+    wall = time.perf_counter() - start
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payoff = np.asarray(metrics["episode_payoff"])  # [seed, update, agent]
+    reward_curve = np.asarray(metrics["episode_reward"])
+    episodes = np.asarray(metrics["episodes"])
+    steps_per_update = config.num_envs * config.num_steps
+    with open(out_dir / "learning_curve.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        n = payoff.shape[-1]
+        writer.writerow(["seed", "update", "env_steps", "episodes", "welfare"] + [f"payoff_{i}" for i in range(n)] + [f"reward_{i}" for i in range(n)])
+        for s in range(seeds):
+            for u in range(config.num_updates):
+                writer.writerow([s, u, (u + 1) * steps_per_update, int(episodes[s, u]), float(payoff[s, u].sum())] + payoff[s, u].tolist() + reward_curve[s, u].tolist())
+    plot_learning_curve(payoff.sum(-1), episodes, steps_per_update, out_dir / "learning_curve.png", f"{algo.upper()} on {env_id} ({reward} reward)")
+    flat = {f"seed{s}/{'/'.join(map(str, path))}": np.asarray(leaf[s]) for s in range(seeds) for path, leaf in _leaves(runners["networks"])}
+    flat.update({f"seed{s}/obs_mean": np.asarray(runners["obs_stats"].mean[s]) for s in range(seeds)})
+    flat.update({f"seed{s}/obs_var": np.asarray(runners["obs_stats"].var[s]) for s in range(seeds)})
+    np.savez(out_dir / "checkpoint.npz", **flat)
+    evaluation = [float(episode_payoffs(learner, jax.tree.map(lambda x, s=s: x[s], runners), jax.random.PRNGKey(seed + 1), 32).sum(-1).mean()) for s in range(seeds)]
+    print(f"trained {seeds} seeds × {config.num_updates * steps_per_update:,} env-steps in {wall:.1f} s (compile included)")
+    print(f"greedy evaluation welfare per seed: {np.round(evaluation, 2).tolist()}  (mean {np.mean(evaluation):.2f})")
+    print(f"wrote {out_dir / 'learning_curve.csv'}, {out_dir / 'learning_curve.png'}, {out_dir / 'checkpoint.npz'}")
+    return 0
+
+
+def _leaves(tree):
+    return [(tuple(getattr(k, "key", getattr(k, "idx", k)) for k in path), leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+def plot_learning_curve(welfare: np.ndarray, episodes: np.ndarray, steps_per_update: int, path: Path, title: str) -> None:
+    """Mean ± min/max over seeds of the per-update mean episode welfare (updates with no finished episode skipped)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = (np.arange(welfare.shape[1]) + 1) * steps_per_update
+    valid = episodes > 0
+    masked = np.where(valid, welfare, np.nan)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(x, np.nanmean(masked, axis=0), label="mean over seeds")
+    ax.fill_between(x, np.nanmin(masked, axis=0), np.nanmax(masked, axis=0), alpha=0.25, label="min–max")
+    ax.set_xlabel("env steps")
+    ax.set_ylabel("episode welfare (Σ payoffs)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
