@@ -1,0 +1,1 @@
+"""Experiments: sweeps, evaluation of reference policies, result tables, plots."""
