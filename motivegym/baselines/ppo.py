@@ -172,9 +172,10 @@ class MultiAgentPPO:
         return state, obs, env.global_state(state, params), payoffs, next_obs, final_global, info
 
     # ----- training program -----
-    def make_train(self, on_update=None):
-        """``train(key, reward_index) -> (runner, metrics)``; ``on_update(metrics)`` is called on the
-        host after every update (through ``jax.debug.callback``; use it for progress bars)."""
+    def make_stages(self):
+        """``(train, init, run)``: ``train(key, reward_index) -> (runner, metrics)`` is
+        ``run(init(key, reward_index), num_updates)``; ``run`` lets a host loop train in chunks
+        (progress bars) with the same result as one call."""
         cfg, env, params = self.config, self.env, self.env_params
         n, num_envs = self.n_agents, cfg.num_envs
         batch_size = num_envs * cfg.num_steps
@@ -190,7 +191,7 @@ class MultiAgentPPO:
         batched_step = jax.vmap(self.env_step)
         batched_layer = jax.vmap(self.layer.apply)
 
-        def train(key: Array, reward_index: Array) -> tuple[dict, dict]:
+        def init(key: Array, reward_index: Array) -> dict:
             key, net_key, env_key, layer_key = jax.random.split(key, 4)
             networks = self.init_networks(net_key)
             opt_state = optimizer.init(networks)
@@ -213,136 +214,142 @@ class MultiAgentPPO:
                 "episode_reward": jnp.zeros((num_envs, n)),
                 "key": key,
             }
+            return runner
 
-            def rollout_step(runner, _):
-                key, action_key, step_key = jax.random.split(runner["key"], 3)
-                obs = runner["obs"]
-                norm_obs = normalize(runner["obs_stats"], obs) if cfg.normalize_observations else obs
-                output = self.policy_output(runner["networks"], norm_obs)
-                raw, log_prob = self.sample(action_key, output)
-                value = self.value(runner["networks"], norm_obs, runner["global_states"])
-                actions = self.env_action(raw)
-                env_states, next_obs, next_global, payoffs, final_obs, final_global, info = batched_step(
-                    jax.random.split(step_key, num_envs), runner["env_states"], actions
-                )
-                transition = Transition(obs, actions, payoffs, final_obs, info["terminated"], info["truncated"], info)
-                layer_states, rewards, _ = batched_layer(runner["layer_states"], transition)
-                done = info["terminated"] | info["truncated"]
-                discounted = runner["discounted_return"] * cfg.gamma + rewards
-                return_stats = update_stats(runner["return_stats"], discounted) if cfg.normalize_rewards else runner["return_stats"]
-                scale = jnp.sqrt(return_stats.var + 1e-8) if cfg.normalize_rewards else 1.0
-                scaled = rewards / scale
-                # time limits are not terminal: bootstrap the value of the final state
-                final_norm = normalize(runner["obs_stats"], final_obs) if cfg.normalize_observations else final_obs
-                final_value = self.value(runner["networks"], final_norm, final_global)
-                bootstrap = (info["truncated"] & ~info["terminated"])[:, None]
-                scaled = scaled + jnp.where(bootstrap, cfg.gamma * final_value, 0.0)
-                episode_payoff = runner["episode_payoff"] + payoffs
-                episode_reward = runner["episode_reward"] + rewards
-                record = {
-                    "obs": obs,
-                    "norm_obs": norm_obs,
-                    "global_state": runner["global_states"],
-                    "raw": raw,
-                    "log_prob": log_prob,
-                    "value": value,
-                    "reward": scaled,
-                    "done": done,
-                    "finished_payoff": jnp.where(done[:, None], episode_payoff, 0.0),
-                    "finished_reward": jnp.where(done[:, None], episode_reward, 0.0),
-                }
-                runner = {
-                    **runner,
-                    "env_states": env_states,
-                    "obs": next_obs,
-                    "global_states": next_global,
-                    "layer_states": layer_states,
-                    "return_stats": return_stats,
-                    "discounted_return": jnp.where(done[:, None], 0.0, discounted),
-                    "episode_payoff": jnp.where(done[:, None], 0.0, episode_payoff),
-                    "episode_reward": jnp.where(done[:, None], 0.0, episode_reward),
-                    "key": key,
-                }
-                return runner, record
+        def rollout_step(runner, _):
+            key, action_key, step_key = jax.random.split(runner["key"], 3)
+            obs = runner["obs"]
+            norm_obs = normalize(runner["obs_stats"], obs) if cfg.normalize_observations else obs
+            output = self.policy_output(runner["networks"], norm_obs)
+            raw, log_prob = self.sample(action_key, output)
+            value = self.value(runner["networks"], norm_obs, runner["global_states"])
+            actions = self.env_action(raw)
+            env_states, next_obs, next_global, payoffs, final_obs, final_global, info = batched_step(
+                jax.random.split(step_key, num_envs), runner["env_states"], actions
+            )
+            transition = Transition(obs, actions, payoffs, final_obs, info["terminated"], info["truncated"], info)
+            layer_states, rewards, _ = batched_layer(runner["layer_states"], transition)
+            done = info["terminated"] | info["truncated"]
+            discounted = runner["discounted_return"] * cfg.gamma + rewards
+            return_stats = update_stats(runner["return_stats"], discounted) if cfg.normalize_rewards else runner["return_stats"]
+            scale = jnp.sqrt(return_stats.var + 1e-8) if cfg.normalize_rewards else 1.0
+            scaled = rewards / scale
+            # time limits are not terminal: bootstrap the value of the final state
+            final_norm = normalize(runner["obs_stats"], final_obs) if cfg.normalize_observations else final_obs
+            final_value = self.value(runner["networks"], final_norm, final_global)
+            bootstrap = (info["truncated"] & ~info["terminated"])[:, None]
+            scaled = scaled + jnp.where(bootstrap, cfg.gamma * final_value, 0.0)
+            episode_payoff = runner["episode_payoff"] + payoffs
+            episode_reward = runner["episode_reward"] + rewards
+            record = {
+                "obs": obs,
+                "norm_obs": norm_obs,
+                "global_state": runner["global_states"],
+                "raw": raw,
+                "log_prob": log_prob,
+                "value": value,
+                "reward": scaled,
+                "done": done,
+                "finished_payoff": jnp.where(done[:, None], episode_payoff, 0.0),
+                "finished_reward": jnp.where(done[:, None], episode_reward, 0.0),
+            }
+            runner = {
+                **runner,
+                "env_states": env_states,
+                "obs": next_obs,
+                "global_states": next_global,
+                "layer_states": layer_states,
+                "return_stats": return_stats,
+                "discounted_return": jnp.where(done[:, None], 0.0, discounted),
+                "episode_payoff": jnp.where(done[:, None], 0.0, episode_payoff),
+                "episode_reward": jnp.where(done[:, None], 0.0, episode_reward),
+                "key": key,
+            }
+            return runner, record
 
-            def gae(records, last_value):
-                def backward(carry, step):
-                    advantage, next_value = carry
-                    not_done = 1.0 - step["done"][:, None]
-                    delta = step["reward"] + cfg.gamma * next_value * not_done - step["value"]
-                    advantage = delta + cfg.gamma * cfg.gae_lambda * not_done * advantage
-                    return (advantage, step["value"]), advantage
+        def gae(records, last_value):
+            def backward(carry, step):
+                advantage, next_value = carry
+                not_done = 1.0 - step["done"][:, None]
+                delta = step["reward"] + cfg.gamma * next_value * not_done - step["value"]
+                advantage = delta + cfg.gamma * cfg.gae_lambda * not_done * advantage
+                return (advantage, step["value"]), advantage
 
-                _, advantages = jax.lax.scan(
-                    backward, (jnp.zeros_like(last_value), last_value), records, reverse=True
-                )
-                return advantages, advantages + records["value"]
+            _, advantages = jax.lax.scan(
+                backward, (jnp.zeros_like(last_value), last_value), records, reverse=True
+            )
+            return advantages, advantages + records["value"]
 
-            def loss_fn(networks, batch):
-                output = self.policy_output(networks, batch["norm_obs"])
-                log_prob, entropy = self.log_prob_entropy(output, batch["raw"])
-                ratio = jnp.exp(log_prob - batch["log_prob"])
-                advantage = batch["advantage"]
-                advantage = (advantage - advantage.mean(axis=0)) / (advantage.std(axis=0) + 1e-8)
-                policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - cfg.clip_eps, 1 + cfg.clip_eps) * advantage))
-                value = self.value(networks, batch["norm_obs"], batch["global_state"])
-                clipped = batch["value"] + jnp.clip(value - batch["value"], -cfg.clip_eps, cfg.clip_eps)
-                value_loss = 0.5 * jnp.mean(jnp.maximum((value - batch["target"]) ** 2, (clipped - batch["target"]) ** 2))
-                total = policy_loss + cfg.vf_coef * value_loss - cfg.ent_coef * jnp.mean(entropy)
-                return total, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": jnp.mean(entropy)}
+        def loss_fn(networks, batch):
+            output = self.policy_output(networks, batch["norm_obs"])
+            log_prob, entropy = self.log_prob_entropy(output, batch["raw"])
+            ratio = jnp.exp(log_prob - batch["log_prob"])
+            advantage = batch["advantage"]
+            advantage = (advantage - advantage.mean(axis=0)) / (advantage.std(axis=0) + 1e-8)
+            policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - cfg.clip_eps, 1 + cfg.clip_eps) * advantage))
+            value = self.value(networks, batch["norm_obs"], batch["global_state"])
+            clipped = batch["value"] + jnp.clip(value - batch["value"], -cfg.clip_eps, cfg.clip_eps)
+            value_loss = 0.5 * jnp.mean(jnp.maximum((value - batch["target"]) ** 2, (clipped - batch["target"]) ** 2))
+            total = policy_loss + cfg.vf_coef * value_loss - cfg.ent_coef * jnp.mean(entropy)
+            return total, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": jnp.mean(entropy)}
 
-            def update(runner, _):
-                runner, records = jax.lax.scan(rollout_step, runner, None, length=cfg.num_steps)
-                last_norm = normalize(runner["obs_stats"], runner["obs"]) if cfg.normalize_observations else runner["obs"]
-                last_value = self.value(runner["networks"], last_norm, runner["global_states"])
-                advantages, targets = gae(records, last_value)
-                flat = lambda x: x.reshape((batch_size,) + x.shape[2:])  # noqa: E731
-                data = {
-                    "norm_obs": flat(records["norm_obs"]),
-                    "global_state": flat(records["global_state"]),
-                    "raw": flat(records["raw"]),
-                    "log_prob": flat(records["log_prob"]),
-                    "value": flat(records["value"]),
-                    "advantage": flat(advantages),
-                    "target": flat(targets),
-                }
+        def update(runner, _):
+            runner, records = jax.lax.scan(rollout_step, runner, None, length=cfg.num_steps)
+            last_norm = normalize(runner["obs_stats"], runner["obs"]) if cfg.normalize_observations else runner["obs"]
+            last_value = self.value(runner["networks"], last_norm, runner["global_states"])
+            advantages, targets = gae(records, last_value)
+            flat = lambda x: x.reshape((batch_size,) + x.shape[2:])  # noqa: E731
+            data = {
+                "norm_obs": flat(records["norm_obs"]),
+                "global_state": flat(records["global_state"]),
+                "raw": flat(records["raw"]),
+                "log_prob": flat(records["log_prob"]),
+                "value": flat(records["value"]),
+                "advantage": flat(advantages),
+                "target": flat(targets),
+            }
 
-                def epoch(carry, epoch_key):
+            def epoch(carry, epoch_key):
+                networks, opt_state = carry
+                order = jax.random.permutation(epoch_key, batch_size)
+                shuffled = jax.tree.map(lambda x: x[order].reshape((cfg.num_minibatches, minibatch_size) + x.shape[1:]), data)
+
+                def minibatch(carry, batch):
                     networks, opt_state = carry
-                    order = jax.random.permutation(epoch_key, batch_size)
-                    shuffled = jax.tree.map(lambda x: x[order].reshape((cfg.num_minibatches, minibatch_size) + x.shape[1:]), data)
+                    (_, stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(networks, batch)
+                    updates, opt_state = optimizer.update(grads, opt_state, networks)
+                    return (optax.apply_updates(networks, updates), opt_state), stats
 
-                    def minibatch(carry, batch):
-                        networks, opt_state = carry
-                        (_, stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(networks, batch)
-                        updates, opt_state = optimizer.update(grads, opt_state, networks)
-                        return (optax.apply_updates(networks, updates), opt_state), stats
+                return jax.lax.scan(minibatch, (networks, opt_state), shuffled)
 
-                    return jax.lax.scan(minibatch, (networks, opt_state), shuffled)
-
-                key, epochs_key = jax.random.split(runner["key"])
-                (networks, opt_state), losses = jax.lax.scan(
-                    epoch, (runner["networks"], runner["opt_state"]), jax.random.split(epochs_key, cfg.update_epochs)
-                )
-                obs_stats = runner["obs_stats"]
-                if cfg.normalize_observations:
-                    obs_stats = update_stats(obs_stats, records["obs"].reshape((-1,) + records["obs"].shape[2:]))
-                finished = jnp.maximum(jnp.sum(records["done"]), 1)
-                metrics = {
-                    "episode_payoff": jnp.sum(records["finished_payoff"], axis=(0, 1)) / finished,
-                    "episode_reward": jnp.sum(records["finished_reward"], axis=(0, 1)) / finished,
-                    "episodes": jnp.sum(records["done"]),
-                    **jax.tree.map(jnp.mean, losses),
-                }
-                runner = {**runner, "networks": networks, "opt_state": opt_state, "obs_stats": obs_stats, "key": key}
-                if on_update is not None:
-                    jax.debug.callback(on_update, metrics)
-                return runner, metrics
-
-            runner, metrics = jax.lax.scan(update, runner, None, length=cfg.num_updates)
+            key, epochs_key = jax.random.split(runner["key"])
+            (networks, opt_state), losses = jax.lax.scan(
+                epoch, (runner["networks"], runner["opt_state"]), jax.random.split(epochs_key, cfg.update_epochs)
+            )
+            obs_stats = runner["obs_stats"]
+            if cfg.normalize_observations:
+                obs_stats = update_stats(obs_stats, records["obs"].reshape((-1,) + records["obs"].shape[2:]))
+            finished = jnp.maximum(jnp.sum(records["done"]), 1)
+            metrics = {
+                "episode_payoff": jnp.sum(records["finished_payoff"], axis=(0, 1)) / finished,
+                "episode_reward": jnp.sum(records["finished_reward"], axis=(0, 1)) / finished,
+                "episodes": jnp.sum(records["done"]),
+                **jax.tree.map(jnp.mean, losses),
+            }
+            runner = {**runner, "networks": networks, "opt_state": opt_state, "obs_stats": obs_stats, "key": key}
             return runner, metrics
 
-        return train
+        def run(runner: dict, num_updates: int) -> tuple[dict, dict]:
+            return jax.lax.scan(update, runner, None, length=num_updates)
+
+        def train(key: Array, reward_index: Array) -> tuple[dict, dict]:
+            return run(init(key, reward_index), cfg.num_updates)
+
+        return train, init, run
+
+    def make_train(self):
+        """``train(key, reward_index) -> (runner, metrics)``: the whole run as one jittable function."""
+        return self.make_stages()[0]
 
 
 

@@ -29,13 +29,22 @@ def train_cli(algo: str, env_id: str, reward: str, seeds: int, steps: int, out: 
     env, params = motivegym.make_jax(env_id)
     config = PPOConfig(total_steps=int(steps), num_envs=num_envs, num_steps=num_steps, **ALGORITHMS[algo])
     learner = MultiAgentPPO(env, params, reward, config)
-    # under vmap the host callback fires once per seed and update
-    bar = tqdm(total=config.num_updates * seeds, desc=f"{algo} {env_id} ({seeds} seeds)", unit="seed-update")
-    train = jax.jit(jax.vmap(learner.make_train(on_update=lambda metrics: bar.update(1)), in_axes=(0, None)))
+    _, init, run = learner.make_stages()
+    chunks = min(20, config.num_updates)
+    sizes = [config.num_updates // chunks + (1 if k < config.num_updates % chunks else 0) for k in range(chunks)]
+    init_all = jax.jit(jax.vmap(init, in_axes=(0, None)))
+    # one compiled program per distinct chunk size (at most two); the host loop only drives the progress bar
+    run_all = {size: jax.jit(jax.vmap(lambda r, size=size: run(r, size))) for size in set(sizes)}
     start = time.perf_counter()
-    runners, metrics = train(jax.random.split(jax.random.PRNGKey(seed), seeds), 0)
-    jax.block_until_ready(metrics)
-    bar.close()
+    runners = init_all(jax.random.split(jax.random.PRNGKey(seed), seeds), 0)
+    pieces = []
+    with tqdm(total=config.num_updates, desc=f"{algo} {env_id} ({seeds} seeds)", unit="update") as bar:
+        for size in sizes:
+            runners, chunk_metrics = run_all[size](runners)
+            jax.block_until_ready(chunk_metrics)
+            pieces.append(chunk_metrics)
+            bar.update(size)
+    metrics = jax.tree.map(lambda *parts: np.concatenate([np.asarray(p) for p in parts], axis=1), *pieces)
     wall = time.perf_counter() - start
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from motivegym.reward_layers.base import LayerChoice, LayerSpec, RewardLayer, WeightedSum
+from motivegym.reward_layers.motives import Loyalty, Reciprocity, loyalty, reciprocity
 from motivegym.reward_layers.social import (
     Cooperative,
     Integrated,
@@ -22,6 +23,8 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "integrated": lambda arg: _no_argument("integrated", arg, Integrated()),
     "cooperative": lambda arg: Cooperative(arg or "mean_payoff"),
     "mutuality": lambda arg: Mutuality(_float_argument("mutuality", arg)),
+    "loyalty": lambda arg: Loyalty(reward_layer(arg) if arg else Private()),
+    "reciprocity": lambda arg: Reciprocity(reward_layer(arg) if arg else Integrated()),
 }
 
 
@@ -40,7 +43,8 @@ def _float_argument(name: str, arg: str | None) -> float:
 
 def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     """A layer from a name (``"private"``, ``"integrated"``, ``"cooperative"``,
-    ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``) or a layer object (returned as is)."""
+    ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``, ``"loyalty"`` / ``"loyalty:<base>"``,
+    ``"reciprocity"`` / ``"reciprocity:<base>"``) or a layer object (returned as is)."""
     if isinstance(spec, RewardLayer):
         return spec
     if not isinstance(spec, str):
@@ -62,6 +66,10 @@ __all__ = [
     "Integrated",
     "Cooperative",
     "Mutuality",
+    "Loyalty",
+    "Reciprocity",
+    "loyalty",
+    "reciprocity",
     "private",
     "integrated",
     "cooperative",
