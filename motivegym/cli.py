@@ -31,7 +31,7 @@ def command_list(args: argparse.Namespace) -> int:
     for env_id in motivegym.list_envs(args.family):
         spec = motivegym.get_spec(env_id)
         env, params = motivegym.make_jax(env_id)
-        print(f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {int(params.max_steps):>7}  {spec.mechanism}")
+        print(f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {env.max_episode_steps(params):>7}  {spec.mechanism}")
     return 0
 
 
@@ -85,7 +85,7 @@ def command_bench(args: argparse.Namespace) -> int:
     for env_id in env_ids:
         motivegym.get_spec(env_id)
     sizes = tuple(int(b) for b in args.batch_sizes.split(","))
-    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json)
+    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json, pinned=not args.no_pinned)
 
 
 def command_validate(args: argparse.Namespace) -> int:
@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=1.0, help="timed seconds per measurement")
     p.add_argument("--batch-sizes", default="1,64,1024,8192")
     p.add_argument("--json", default=None, help="also write the rows as JSON")
+    p.add_argument("--no-pinned", action="store_true", help="skip the single-env run pinned to one core")
     p.set_defaults(func=command_bench)
 
     p = sub.add_parser("validate", help="case-study validation rubrics run on our envs")

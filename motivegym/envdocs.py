@@ -44,7 +44,7 @@ def environment_table() -> str:
         sizes = f"{env.global_state_size(params)} / {env.observation_size(params)}"
         lines.append(
             f"| [`{env_id}`](#{env_id.lower()}) | {spec.family} | {spec.tier} | {env.n_agents(params)} | "
-            f"{int(params.max_steps)} | {sizes} | {spec.mechanism} | {spec.default_reward} |"
+            f"{env.max_episode_steps(params)} | {sizes} | {spec.mechanism} | {spec.default_reward} |"
         )
     return "\n".join(lines)
 

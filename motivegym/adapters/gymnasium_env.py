@@ -51,7 +51,7 @@ def step_info(out: dict, static_info: dict) -> dict:
 class GymnasiumEnv(gymnasium.Env):
     """A registered motivegym env as a single Gymnasium env with joint actions."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}  # narrowed per env in __init__
 
     def __init__(
         self,
@@ -66,6 +66,7 @@ class GymnasiumEnv(gymnasium.Env):
         )
         if scalarize not in SCALARIZATIONS:
             raise ValueError(f"scalarize must be one of {SCALARIZATIONS}, got {scalarize!r}")
+        self.metadata = {**self.metadata, "render_modes": self.core_env.render_modes()}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.scalarize, self.render_mode = scalarize, render_mode
@@ -90,7 +91,7 @@ class GymnasiumEnv(gymnasium.Env):
         return out["obs"], info
 
     def step(self, action: Any):
-        actions = validate_actions(action, self.n_agents, self.agent_names, self._discrete)
+        actions = validate_actions(action, self.n_agents)
         out = self._stepper.step(actions)
         rewards = out["rewards"]
         if self.scalarize == "sum":
@@ -109,6 +110,8 @@ class GymnasiumEnv(gymnasium.Env):
     def render(self):
         if self.render_mode == "ansi":
             return self.render_text()
+        if self.render_mode == "rgb_array":
+            return np.asarray(self.core_env.render_rgb(self._stepper.state(), self.params), np.uint8)
         if self.render_mode == "human":
             print(self.render_text())
         return None

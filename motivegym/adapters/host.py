@@ -42,21 +42,29 @@ def warn_unused_options(options: dict | None) -> None:
         gymnasium.logger.warn(f"motivegym envs define no reset options; ignoring {sorted(options)}")
 
 
-def validate_actions(actions: Any, n_agents: int, agent_names: tuple[str, ...], discrete: bool) -> np.ndarray:
-    """Joint actions as a ``[n_agents]`` array; NaN/inf or wrong shapes raise ``ValueError`` naming the agent."""
+def validate_actions(actions: Any, n_agents: int) -> np.ndarray:
+    """Joint actions as a ``[n_agents]`` array; wrong shapes or non-numbers raise ``ValueError``.
+
+    Finiteness is checked inside the compiled step (see :meth:`HostStepper.step`), which costs nothing here.
+    """
+    if type(actions) is np.ndarray and actions.shape == (n_agents,) and actions.dtype.kind in "fiub":
+        return actions
     try:
-        array = np.asarray(actions, dtype=np.int32 if discrete else np.float32)
+        array = np.asarray(actions, dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(f"actions must be numeric with shape ({n_agents},): {error}") from None
     if array.shape != (n_agents,):
         raise ValueError(f"actions must have shape ({n_agents},) (one per agent), got shape {array.shape}")
-    if not discrete:
-        bad = np.flatnonzero(~np.isfinite(array))
-        if bad.size:
-            label = lambda i: f"agent_{i}" + (f" ({agent_names[i]})" if agent_names[i] != f"agent_{i}" else "")  # noqa: E731
-            names = ", ".join(f"{label(i)}={array[i]}" for i in bad)
-            raise ValueError(f"non-finite action for agent(s) {names}")
     return array
+
+
+def nonfinite_message(actions: np.ndarray, agent_names: tuple[str, ...]) -> str:
+    """Name every agent (and sub-env, for batched actions) whose action is NaN or inf."""
+    label = lambda i: f"agent_{i}" + (f" ({agent_names[i]})" if agent_names[i] != f"agent_{i}" else "")  # noqa: E731
+    bad = np.argwhere(~np.isfinite(actions))
+    if actions.ndim == 1:
+        return "non-finite action for agent(s) " + ", ".join(f"{label(i)}={actions[i]}" for (i,) in bad)
+    return "non-finite action for " + ", ".join(f"sub-env {e} for {label(i)}={actions[e, i]}" for e, i in bad)
 
 
 class CompiledCore:
@@ -124,28 +132,42 @@ class CompiledCore:
         strip = (lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), tree)) if num_envs else (lambda t: t)
         self.reset_unpacker = HostUnpacker(strip(reset_out))
         self.step_unpacker = HostUnpacker(strip(step_out))
+        self.carry_words = self.carry_packer.bounds[-1]
+        self.action_dtype = np.dtype(action_shape.dtype)
+        self.agent_names = env.agent_names(params)
         carry_packer, reset_unpacker, step_unpacker = self.carry_packer, self.reset_unpacker, self.step_unpacker
+        carry_words = self.carry_words
 
-        def packed_reset(key, packed_layer_state):
-            layer_state = None if packed_layer_state is None else packed_layer_state
+        # Each compiled call takes and returns ONE uint32 buffer ``[carry words | action or result words]``:
+        # on CPU every extra argument or result of a jitted call costs microseconds of dispatch.
+        def as_words(results):
+            return jax.lax.bitcast_convert_type(results, jnp.uint32)
+
+        def packed_reset(key, layer_state):
             carry, out = reset_single(key, layer_state)
-            return carry_packer.pack(carry), reset_unpacker.flatten(out)
+            return jnp.concatenate([carry_packer.pack(carry), as_words(reset_unpacker.flatten(out))])
 
-        def packed_step(packed_carry, actions):
-            carry, out = step_single(carry_packer.unpack(packed_carry), actions)
-            return carry_packer.pack(carry), step_unpacker.flatten(out)
+        def packed_step(buffer):
+            carry = carry_packer.unpack(buffer[:carry_words])
+            actions = jax.lax.bitcast_convert_type(buffer[carry_words:], action_shape.dtype)
+            carry, out = step_single(carry, actions)
+            # last word: 1 when every action is finite; the host raises on 0 before committing the carry
+            finite = jnp.all(jnp.isfinite(actions)).astype(jnp.uint32)[None]
+            return jnp.concatenate([carry_packer.pack(carry), as_words(step_unpacker.flatten(out)), finite])
 
         def reset_keeping_layer(key, packed_carry):
-            layer_state = carry_packer.unpack(packed_carry)[1]
-            carry, out = reset_single(key, layer_state)
-            return carry_packer.pack(carry), reset_unpacker.flatten(out)
+            return packed_reset(key, carry_packer.unpack(packed_carry)[1])
 
+        fresh_reset = lambda key: packed_reset(key, None)  # noqa: E731
         if num_envs is not None:
-            packed_reset = jax.vmap(packed_reset, in_axes=(0, None))
-            packed_step = jax.vmap(packed_step)
-            reset_keeping_layer = jax.vmap(reset_keeping_layer)
-        self.reset_fn = jax.jit(lambda key: packed_reset(key, None))
-        self.reset_keep_fn = jax.jit(reset_keeping_layer)
+            fresh_reset, packed_step, reset_keeping_layer = (jax.vmap(f) for f in (fresh_reset, packed_step, reset_keeping_layer))
+
+        def keys_of(seed):  # inside jit: an eager PRNGKey costs more than a whole step
+            key = jax.random.PRNGKey(seed)
+            return key if num_envs is None else jax.random.split(key, num_envs)
+
+        self.reset_fn = jax.jit(lambda seed: fresh_reset(keys_of(seed)))
+        self.reset_keep_fn = jax.jit(lambda seed, packed_carry: reset_keeping_layer(keys_of(seed), packed_carry))
         self.step_fn = jax.jit(packed_step)
         self.batch_shape = () if num_envs is None else (num_envs,)
 
@@ -166,7 +188,11 @@ def compiled_core(env_id: str, env_kwargs: dict[str, Any], env, params, layer: R
 
 
 class HostStepper:
-    """One env instance: the current packed carry plus a shared :class:`CompiledCore`."""
+    """One env instance: a host buffer ``[carry words | action words]`` plus a shared :class:`CompiledCore`.
+
+    The buffer is allocated once; each step writes the actions into its tail, runs the compiled
+    step on it and copies the new carry back into its head (no per-step allocation or concatenate).
+    """
 
     def __init__(self, core: CompiledCore):
         self.core = core
@@ -175,26 +201,37 @@ class HostStepper:
         self.num_envs = core.num_envs
         self.reset_unpacker, self.step_unpacker = core.reset_unpacker, core.step_unpacker
         self._reset, self._reset_keep, self._step = core.reset_fn, core.reset_keep_fn, core.step_fn
-        self._carry: Any = None
+        self._carry_words = core.carry_words
+        self._buffer = np.zeros(self.batch_shape + (core.carry_words + core.n_agents,), np.uint32)
+        self._actions = self._buffer[..., core.carry_words :].view(core.action_dtype)
+        self._has_state = False
 
     def reset(self, seed: int, keep_layer_state: bool = False) -> dict:
-        key = jax.random.PRNGKey(seed)
-        if self.num_envs is not None:
-            key = jax.random.split(key, self.num_envs)
-        if keep_layer_state and self._carry is not None:
-            self._carry, out = self._reset_keep(key, self._carry)
+        seed = np.uint32(seed)
+        if keep_layer_state and self._has_state:
+            words = np.asarray(self._reset_keep(seed, self._buffer[..., : self._carry_words]))
         else:
-            self._carry, out = self._reset(key)
-        return self.reset_unpacker.to_numpy(out, self.batch_shape)
+            words = np.asarray(self._reset(seed))
+        self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
+        self._has_state = True
+        return self.reset_unpacker.to_numpy(words[..., self._carry_words :].view(np.float32), self.batch_shape)
 
     def step(self, actions: np.ndarray) -> dict:
-        if self._carry is None:
+        """Step on ``actions`` (shape ``batch_shape + (n_agents,)``, checked by the adapter).
+
+        Non-finite actions raise ``ValueError`` naming the agent (and sub-env); the state is then unchanged.
+        """
+        if not self._has_state:
             raise RuntimeError("call reset() before step()")
-        self._carry, out = self._step(self._carry, actions)
-        return self.step_unpacker.to_numpy(out, self.batch_shape)
+        self._actions[...] = actions
+        words = np.asarray(self._step(self._buffer))
+        if not words[..., -1].all():
+            raise ValueError(nonfinite_message(np.asarray(actions, np.float32), self.core.agent_names))
+        self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
+        return self.step_unpacker.to_numpy(words[..., self._carry_words : -1].view(np.float32), self.batch_shape)
 
     def state(self) -> Any:
         """The current (unpacked) env state, for rendering."""
-        if self._carry is None:
+        if not self._has_state:
             raise RuntimeError("call reset() first")
-        return self.core.carry_packer.unpack(self._carry)[0]
+        return self.core.carry_packer.unpack(jnp.asarray(self._buffer[..., : self._carry_words]))[0]

@@ -26,10 +26,11 @@ from motivegym.reward_layers import RewardLayer
 class ParallelEnv(PettingZooParallelEnv):
     """A registered motivegym env as a PettingZoo ``ParallelEnv``."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "motivegym", "is_parallelizable": True}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "name": "motivegym", "is_parallelizable": True}  # narrowed per env
 
     def __init__(self, env_id: str, reward: str | RewardLayer | None = None, render_mode: str | None = None, **env_kwargs: Any):
         spec, self.core_env, self.params, self.reward_layer = build_env(env_id, reward, env_kwargs, ADAPTER_ARGUMENTS)
+        self.metadata = {**self.metadata, "render_modes": self.core_env.render_modes()}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
@@ -87,8 +88,6 @@ class ParallelEnv(PettingZooParallelEnv):
             if value.size != 1:
                 raise ValueError(f"action of {agent} must be a single value (shape (1,) or ()), got shape {value.shape}")
             value = value.reshape(())
-            if not self._discrete and not np.isfinite(value):
-                raise ValueError(f"non-finite action {float(value)} for agent {agent}")
             joint[self._index[agent]] = value
         return joint
 
@@ -124,6 +123,8 @@ class ParallelEnv(PettingZooParallelEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode")
             return None
+        if self.render_mode == "rgb_array":
+            return np.asarray(self.core_env.render_rgb(self._stepper.state(), self.params), np.uint8)
         return self.core_env.render_text(self._stepper.state(), self.params)
 
     def close(self):

@@ -71,9 +71,6 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         actions = np.asarray(actions, dtype=dtype)
         if actions.shape != (self.num_envs, self.n_agents):
             raise ValueError(f"actions must have shape ({self.num_envs}, {self.n_agents}), got {actions.shape}")
-        if not self._discrete and not np.isfinite(actions).all():
-            env_index, agent = np.argwhere(~np.isfinite(actions))[0]
-            raise ValueError(f"non-finite action in sub-env {env_index} for agent_{agent}")
         out = self._stepper.step(actions)
         rewards = out["rewards"]
         if self.scalarize == "sum":

@@ -340,7 +340,7 @@ def memory_window(params: Any) -> int:
 
 def episode_keys(env: FunctionalEnv, params: Any, settings: SolverSettings) -> Array:
     """The solver's fixed episode keys: ``settings.samples`` for stochastic envs, one otherwise."""
-    stochastic = is_stochastic(env, params, STANDARD_LAYERS, int(params.max_steps))
+    stochastic = is_stochastic(env, params, STANDARD_LAYERS, env.max_episode_steps(params))
     return jax.random.split(jax.random.PRNGKey(2024), settings.samples if stochastic else 1)
 
 
@@ -360,7 +360,7 @@ def solve_policy_game(
     Objectives score returns under ``layer``, or payoff returns when ``layer`` is None.
     """
     env = shared_env(env)
-    horizon = int(params.max_steps)
+    horizon = env.max_episode_steps(params)
     layers, row = layer_set(layer if layer is not None else STANDARD_LAYERS[0])
     row = row if layer is not None else len(layers)
     n = env.n_agents(params)
@@ -427,7 +427,7 @@ def best_common_level(
     row = row if layer is not None else len(layers)
     keys = episode_keys(env, params, settings)
     level, value = _best_common_level(
-        env, params, layers, int(params.max_steps), settings.grid, settings.refinements, row, keys
+        env, params, layers, env.max_episode_steps(params), settings.grid, settings.refinements, row, keys
     )
     return float(level), float(value)
 

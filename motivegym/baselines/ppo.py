@@ -360,7 +360,7 @@ def episode_payoffs(algo: MultiAgentPPO, runner: dict | None, key: Array, episod
     (uniform actions; ``runner`` unused). ``runner`` is the first output of ``train``.
     """
     env, params, cfg = algo.env, algo.env_params, algo.config
-    horizon = int(params.max_steps)
+    horizon = env.max_episode_steps(params)
 
     def one_episode(episode_key):
         reset_key, run_key = jax.random.split(episode_key)

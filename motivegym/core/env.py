@@ -99,6 +99,19 @@ class FunctionalEnv:
         """A text rendering of ``state`` (used by ``render_mode="ansi"``)."""
         return repr(state)
 
+    def max_episode_steps(self, params: Any) -> int:
+        """The horizon in steps (truncation); envs whose params have no ``max_steps`` override it."""
+        return int(params.max_steps)
+
+    def render_rgb(self, state: Any, params: Any) -> Any:
+        """An ``[H, W, 3]`` uint8 image of ``state`` (``render_mode="rgb_array"``); grid envs override it."""
+        raise NotImplementedError(f"{self.name} has no rgb_array rendering")
+
+    @classmethod
+    def render_modes(cls) -> list[str]:
+        """The adapters' render modes: text always, ``rgb_array`` where :meth:`render_rgb` is implemented."""
+        return ["ansi", "human"] + (["rgb_array"] if cls.render_rgb is not FunctionalEnv.render_rgb else [])
+
     # --- derived helpers ---
     def observation_size(self, params: Any) -> int:
         state, obs = jax.eval_shape(self.reset, jax.random.PRNGKey(0), params)

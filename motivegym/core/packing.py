@@ -7,6 +7,9 @@ results back as one float32 buffer that is sliced on the host.
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -87,13 +90,48 @@ class HostUnpacker:
 
     def to_numpy(self, buffer: Any, batch_shape: tuple[int, ...] = ()) -> Any:
         flat = np.asarray(buffer)
-        groups = [flat[..., a:b] if dtype == np.float32 else flat[..., a:b].astype(dtype) for dtype, a, b in self.groups]
+        groups = [flat[..., a:b] if dtype is None else flat[..., a:b].astype(dtype) for dtype, a, b in self._host_groups]
         if batch_shape:
             leaves = [groups[g][..., a:b].reshape(batch_shape + shape) for shape, (g, a, b) in zip(self.shapes, self.leaf_slices)]
-        else:
-            # fast paths: scalars by index, vectors as views, only matrices reshaped
-            leaves = [
-                groups[g][a] if not shape else groups[g][a:b] if len(shape) == 1 else groups[g][a:b].reshape(shape)
-                for shape, (g, a, b) in zip(self.shapes, self.leaf_slices)
-            ]
+            return self.treedef.unflatten(leaves)
+        # single env: slice every group with one C-level itemgetter call, then restore leaf order
+        sorted_leaves: list = []
+        for group, take in zip(groups, self._group_getters):
+            sorted_leaves.extend(take(group))
+        leaves = list(self._restore_order(sorted_leaves))
+        for k, shape in self._matrix_leaves:
+            leaves[k] = leaves[k].reshape(shape)
         return self.treedef.unflatten(leaves)
+
+    @functools.cached_property
+    def _host_groups(self) -> list[tuple[np.dtype | None, int, int]]:
+        """``self.groups`` with ``None`` for float32 (no conversion needed)."""
+        return [(None if dtype == np.float32 else dtype, a, b) for dtype, a, b in self.groups]
+
+    @functools.cached_property
+    def _group_getters(self) -> list[Callable]:
+        """Per dtype group, a getter returning its leaves (scalars by index, arrays as views)."""
+        per_group: list[list] = [[] for _ in self.groups]
+        for k in self.order:
+            g, a, b = self.leaf_slices[k]
+            per_group[g].append(a if not self.shapes[k] else slice(a, b))
+        return [_tuple_getter(items) for items in per_group]
+
+    @functools.cached_property
+    def _restore_order(self) -> Callable:
+        position = {k: i for i, k in enumerate(self.order)}
+        return _tuple_getter([position[k] for k in range(len(self.order))])
+
+    @functools.cached_property
+    def _matrix_leaves(self) -> list[tuple[int, tuple[int, ...]]]:
+        return [(k, shape) for k, shape in enumerate(self.shapes) if len(shape) > 1]
+
+
+def _tuple_getter(items: list) -> Callable:
+    """``operator.itemgetter`` that always returns a tuple (also for zero or one item)."""
+    if len(items) == 1:
+        single = items[0]
+        return lambda seq: (seq[single],)
+    if not items:
+        return lambda seq: ()
+    return operator.itemgetter(*items)

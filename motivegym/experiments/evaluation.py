@@ -158,7 +158,7 @@ def evaluate(
     policy_object = make_policy(policy, layer)
     rollout_policy, policy_state = resolve_policy(policy_object, env, params)
     keys = episode_keys(seed, episodes)
-    stats = rollout_batch(env, params, (layer,), rollout_policy, int(params.max_steps), policy_state, keys)
+    stats = rollout_batch(env, params, (layer,), rollout_policy, env.max_episode_steps(params), policy_state, keys)
     metrics = summarize(stats)
     result = EvalResult(
         env_id=spec.id,
@@ -177,7 +177,7 @@ def evaluate(
         else:
             solved = solve_oracle(oracle, env, params, layer)
             oracle_stats = rollout_batch(
-                env, params, (layer,), solved.policy, int(params.max_steps), solved.policy_state, keys
+                env, params, (layer,), solved.policy, env.max_episode_steps(params), solved.policy_state, keys
             )
             result.oracle_return = summarize(oracle_stats)["total_return"]
         result.gap_percent = gap_percent(result.total_return, result.oracle_return)

@@ -60,7 +60,7 @@ def env_table(
             env_id, reference, {}, {}, {}, skipped=f"action kind {env.action_kind!r} (policies need continuous actions)"
         )
     env = shared_env(env)
-    horizon = int(params.max_steps)
+    horizon = env.max_episode_steps(params)
     keys = episode_keys(seed, episodes)
     layers = STANDARD_LAYERS
     rows: dict[str, dict[str, float]] = {}

@@ -4,11 +4,19 @@ For each env: single-env steps/s through ``gymnasium.make`` and ``motivegym.para
 actions, resets on episode end), and batched env-steps/s of the jitted, vmapped step with
 same-step auto-reset over 1, 64, 1024, 8192 envs (a ``lax.scan`` of random-action steps; compile
 time excluded by a warm-up call; the timed call uses a fresh key).
+
+Single-env stepping is also measured in a child process pinned to one core (Linux): on a small
+CPU machine XLA's thunk executor hands small ops between its pool threads, and cross-core wake-ups
+cost more than the ops. Pinning before JAX starts (``taskset -c 0 python ...``) removes that.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass
 
@@ -27,39 +35,52 @@ class ThroughputRow:
     gymnasium_steps_per_s: float
     pettingzoo_steps_per_s: float
     batched_env_steps_per_s: dict[int, float]
+    pinned_gymnasium_steps_per_s: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def single_env_steps_per_second(make_env, api: str, seconds: float, seed: int = 0) -> float:
-    """Steps/s of a host-side env with random actions (includes resets; first step excluded)."""
+def single_env_steps_per_second(make_env, api: str, seconds: float, seed: int = 0, windows: int = 3) -> float:
+    """Median steps/s over ``windows`` timed windows of a host-side env with random actions.
+
+    Resets on episode end are included in the timing; compilation is not: one whole episode and a
+    seedless reset (a separately compiled path) run before the clock starts.
+    """
     env = make_env()
     if api == "gymnasium":
         env.action_space.seed(seed)
+        samples = [env.action_space.sample() for _ in range(256)]
+
+        def step(action) -> bool:
+            _, _, terminated, truncated, _ = env.step(action)
+            return terminated or truncated
+
         env.reset(seed=seed)
-        env.step(env.action_space.sample())
-        actions = [env.action_space.sample() for _ in range(256)]
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            for action in actions:
-                _, _, terminated, truncated, _ = env.step(action)
-                steps += 1
-                if terminated or truncated:
-                    env.reset()
-        return steps / (time.perf_counter() - start)
-    env.reset(seed=seed)
-    for agent in env.possible_agents:
-        env.action_space(agent).seed(seed)
-    samples = [{a: env.action_space(a).sample() for a in env.possible_agents} for _ in range(256)]
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for actions in samples:
+    else:
+        for agent in env.possible_agents:
+            env.action_space(agent).seed(seed)
+        samples = [{a: env.action_space(a).sample() for a in env.possible_agents} for _ in range(256)]
+
+        def step(actions) -> bool:
             env.step(actions)
-            steps += 1
-            if not env.agents:
-                env.reset()
-    return steps / (time.perf_counter() - start)
+            return not env.agents
+
+        env.reset(seed=seed)
+    for k in range(100_000):  # warm-up: until the first episode ends, then the seedless reset
+        if step(samples[k % len(samples)]):
+            break
+    env.reset()
+    rates = []
+    for _ in range(windows):
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds / windows:
+            for action in samples:
+                steps += 1
+                if step(action):
+                    env.reset()
+        rates.append(steps / (time.perf_counter() - start))
+    return float(np.median(rates))
 
 
 def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float) -> float:
@@ -80,48 +101,80 @@ def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float)
     return steps / (time.perf_counter() - start)
 
 
-def measure(env_ids: list[str], seconds: float = 1.0, batch_sizes: tuple[int, ...] = BATCH_SIZES, progress: bool = True) -> list[ThroughputRow]:
+def gymnasium_rates(env_ids: list[str], seconds: float) -> dict[str, float]:
+    """Single-env Gymnasium steps/s of each env in this process."""
     import gymnasium
+
+    import motivegym  # noqa: F401  (registers the envs)
+
+    return {
+        e: single_env_steps_per_second(functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True), "gymnasium", seconds)
+        for e in env_ids
+    }
+
+
+def pinned_gymnasium_rates(env_ids: list[str], seconds: float) -> dict[str, float] | None:
+    """:func:`gymnasium_rates` in a child process pinned to one core before JAX starts (None off Linux)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    core = min(os.sched_getaffinity(0))
+    code = "import json, sys; from motivegym.experiments.throughput import gymnasium_rates; print(json.dumps(gymnasium_rates(sys.argv[1].split(','), float(sys.argv[2]))))"
+    result = subprocess.run(
+        [sys.executable, "-c", code, ",".join(env_ids), str(seconds)],
+        capture_output=True, text=True, check=True, preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def measure(
+    env_ids: list[str], seconds: float = 1.0, batch_sizes: tuple[int, ...] = BATCH_SIZES, progress: bool = True, pinned: bool = True
+) -> list[ThroughputRow]:
     from tqdm import tqdm
 
     import motivegym
 
+    pinned_rates = pinned_gymnasium_rates(env_ids, seconds) if pinned else None
     rows = []
     for env_id in tqdm(env_ids, desc="throughput", disable=not progress):
-        gym_rate = single_env_steps_per_second(functools.partial(gymnasium.make, f"motivegym/{env_id}", disable_env_checker=True), "gymnasium", seconds)
+        gym_rate = gymnasium_rates([env_id], seconds)[env_id]
         pz_rate = single_env_steps_per_second(functools.partial(motivegym.parallel_env, env_id), "pettingzoo", seconds)
         batched = {b: batched_env_steps_per_second(env_id, b, seconds) for b in batch_sizes}
         env, params = motivegym.make_jax(env_id)
-        rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched))
+        pinned_rate = None if pinned_rates is None else pinned_rates[env_id]
+        rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched, pinned_rate))
     return rows
 
 
 def format_table(rows: list[ThroughputRow]) -> str:
     """A markdown table; ratios vs the reference where the issue quotes a reference figure."""
     sizes = sorted({b for r in rows for b in r.batched_env_steps_per_s})
-    header = ["env", "n", "Gymnasium steps/s", "PettingZoo steps/s"] + [f"batched {b} env-steps/s" for b in sizes]
-    header += ["ref steps/s", "Gymnasium / ref", f"batched {sizes[-1]} / ref"]
+    pinned = any(r.pinned_gymnasium_steps_per_s is not None for r in rows)
+    header = ["env", "n", "Gymnasium steps/s"] + (["Gymnasium, 1 core pinned"] if pinned else []) + ["PettingZoo steps/s"]
+    header += [f"batched {b} env-steps/s" for b in sizes]
+    header += ["ref steps/s", "Gymnasium / ref"] + (["pinned / ref"] if pinned else []) + [f"batched {sizes[-1]} / ref"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         ref = REFERENCE_STEPS_PER_SECOND.get(r.env_id)
-        cells = [r.env_id, str(r.n_agents), f"{r.gymnasium_steps_per_s:,.0f}", f"{r.pettingzoo_steps_per_s:,.0f}"]
+        pinned_cells = [f"{r.pinned_gymnasium_steps_per_s:,.0f}" if r.pinned_gymnasium_steps_per_s is not None else "–"] if pinned else []
+        cells = [r.env_id, str(r.n_agents), f"{r.gymnasium_steps_per_s:,.0f}", *pinned_cells, f"{r.pettingzoo_steps_per_s:,.0f}"]
         cells += [f"{r.batched_env_steps_per_s[b]:,.0f}" for b in sizes]
         if ref:
             top = r.batched_env_steps_per_s[sizes[-1]]
-            cells += [f"{ref:,.0f}", f"{r.gymnasium_steps_per_s / ref:.1f}x", f"{top / ref:,.0f}x"]
+            cells += [f"{ref:,.0f}", f"{r.gymnasium_steps_per_s / ref:.1f}x"]
+            if pinned:
+                cells.append(f"{r.pinned_gymnasium_steps_per_s / ref:.1f}x" if r.pinned_gymnasium_steps_per_s else "–")
+            cells.append(f"{top / ref:,.0f}x")
         else:
-            cells += ["–", "–", "–"]
+            cells += ["–"] * (4 if pinned else 3)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def bench_cli(env_ids: list[str], seconds: float, batch_sizes: tuple[int, ...], json_out: str | None) -> int:
-    rows = measure(env_ids, seconds, batch_sizes)
+def bench_cli(env_ids: list[str], seconds: float, batch_sizes: tuple[int, ...], json_out: str | None, pinned: bool = True) -> int:
+    rows = measure(env_ids, seconds, batch_sizes, pinned=pinned)
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), numpy {np.__version__}")
     print(format_table(rows))
     if json_out:
-        import json
-
         with open(json_out, "w") as handle:
             json.dump([r.as_dict() for r in rows], handle, indent=2)
     return 0

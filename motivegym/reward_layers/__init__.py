@@ -8,13 +8,17 @@ from motivegym.reward_layers.base import LayerChoice, LayerSpec, RewardLayer, We
 from motivegym.reward_layers.motives import Loyalty, Reciprocity, loyalty, reciprocity
 from motivegym.reward_layers.social import (
     Cooperative,
+    InequityAversion,
     Integrated,
     Mutuality,
     Private,
+    SocialValueOrientation,
     cooperative,
+    inequity_aversion,
     integrated,
     mutuality,
     private,
+    svo,
 )
 
 #: name → factory taking the optional ``:argument`` string
@@ -25,6 +29,8 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "mutuality": lambda arg: Mutuality(_float_argument("mutuality", arg)),
     "loyalty": lambda arg: Loyalty(reward_layer(arg) if arg else Private()),
     "reciprocity": lambda arg: Reciprocity(reward_layer(arg) if arg else Integrated()),
+    "inequity_aversion": lambda arg: inequity_aversion(*_float_list("inequity_aversion", arg, 3)),
+    "svo": lambda arg: svo(*_float_list("svo", arg, 2)),
 }
 
 
@@ -41,10 +47,24 @@ def _float_argument(name: str, arg: str | None) -> float:
         raise ValueError(f"reward layer {name!r} needs a number, e.g. '{name}:0.5', got {arg!r}") from None
 
 
+def _float_list(name: str, arg: str | None, most: int) -> list[float]:
+    """``"5,0.05"`` → ``[5.0, 0.05]`` (at most ``most`` numbers; none gives the layer's defaults)."""
+    if arg is None:
+        return []
+    try:
+        values = [float(v) for v in arg.split(",")]
+    except ValueError:
+        raise ValueError(f"reward layer {name!r} takes up to {most} comma-separated numbers, got {arg!r}") from None
+    if len(values) > most:
+        raise ValueError(f"reward layer {name!r} takes up to {most} comma-separated numbers, got {arg!r}")
+    return values
+
+
 def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     """A layer from a name (``"private"``, ``"integrated"``, ``"cooperative"``,
     ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``, ``"loyalty"`` / ``"loyalty:<base>"``,
-    ``"reciprocity"`` / ``"reciprocity:<base>"``) or a layer object (returned as is)."""
+    ``"reciprocity"`` / ``"reciprocity:<base>"``, ``"inequity_aversion"`` / ``"inequity_aversion:α,β,smoothing"``,
+    ``"svo"`` / ``"svo:target_degrees,weight"``) or a layer object (returned as is)."""
     if isinstance(spec, RewardLayer):
         return spec
     if not isinstance(spec, str):
@@ -68,6 +88,10 @@ __all__ = [
     "Mutuality",
     "Loyalty",
     "Reciprocity",
+    "InequityAversion",
+    "SocialValueOrientation",
+    "inequity_aversion",
+    "svo",
     "loyalty",
     "reciprocity",
     "private",

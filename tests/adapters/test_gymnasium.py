@@ -68,6 +68,11 @@ def test_bad_actions_raise_and_bounds_clip():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="agent_1"):
         env.step(np.array([10.0, np.nan], np.float32))
+    obs_after_rejected_step, *_ = env.step(np.array([10.0, 10.0], np.float32))
+    fresh = gymnasium.make("motivegym/PartnerHoldUp-v0")
+    fresh.reset(seed=0)
+    obs_fresh, *_ = fresh.step(np.array([10.0, 10.0], np.float32))
+    np.testing.assert_array_equal(obs_after_rejected_step, obs_fresh)  # a rejected step leaves no trace
     with pytest.raises(ValueError, match="shape"):
         env.step(np.array([10.0, 10.0, 10.0], np.float32))
     with pytest.raises(ValueError, match="numeric"):

@@ -74,3 +74,49 @@ def test_layers_are_jit_and_vmap_safe():
     state = jax.vmap(lambda k: layer.init(k, LayerSpec(3, 2)))(jax.random.split(jax.random.PRNGKey(0), 2))
     _, rewards, _ = jax.jit(jax.vmap(layer.apply))(state, batch)
     assert rewards.shape == (2, 3)
+
+
+def test_inequity_aversion_penalises_envy_and_guilt_on_smoothed_payoffs():
+    from motivegym.reward_layers import inequity_aversion
+
+    layer = inequity_aversion(envy=1.0, guilt=0.5, smoothing=0.5)
+    state, rewards, parts = apply(layer)
+    # payoffs 10, 20, 60: envy of agent 0 = (10 + 50) / 2, guilt of agent 2 = 0.5 (50 + 40) / 2
+    np.testing.assert_allclose(parts["envy"], [-30, -20, 0])
+    np.testing.assert_allclose(parts["guilt"], [0, -0.5 * 10 / 2, -0.5 * 90 / 2])
+    np.testing.assert_allclose(rewards, PAYOFFS + parts["envy"] + parts["guilt"])
+    np.testing.assert_allclose(state, PAYOFFS)
+    state, *_ = layer.apply(state, transition())
+    np.testing.assert_allclose(state, 1.5 * PAYOFFS)  # e ← 0.5 e + π
+    ended = Transition(**{**transition().__dict__, "truncated": jnp.bool_(True)})
+    state, *_ = layer.apply(state, ended)
+    np.testing.assert_allclose(state, 0.0)  # smoothing restarts with the next episode
+
+
+def test_equal_payoffs_carry_no_inequity_penalty():
+    from motivegym.reward_layers import inequity_aversion
+
+    equal = Transition(**{**transition().__dict__, "payoffs": jnp.full(3, 7.0)})
+    _, rewards, _ = apply(inequity_aversion(), equal)
+    np.testing.assert_allclose(rewards, 7.0)
+
+
+def test_svo_rewards_the_target_angle():
+    from motivegym.reward_layers import svo
+
+    _, rewards, parts = apply(svo(target_degrees=45.0, weight=1.0))
+    others = np.array([40.0, 35.0, 15.0])  # mean payoff of the two partners
+    angles = np.degrees(np.arctan2(others, np.asarray(PAYOFFS)))
+    np.testing.assert_allclose(parts["svo"], -np.abs(45.0 - angles), rtol=1e-5)
+    equal = Transition(**{**transition().__dict__, "payoffs": jnp.full(3, 5.0)})
+    np.testing.assert_allclose(apply(svo(45.0, 1.0), equal)[1], 5.0, atol=1e-4)  # equal split sits at 45°
+    np.testing.assert_allclose(apply(svo(0.0, 1.0), equal)[1], 5.0 - 45.0, atol=1e-4)
+
+
+def test_social_layers_parse_from_strings_and_reject_bad_arguments():
+    assert reward_layer("svo:90,0.2").target_degrees == 90.0
+    assert reward_layer("inequity_aversion:5,0.05").guilt == 0.05
+    with pytest.raises(ValueError, match="comma-separated"):
+        reward_layer("svo:1,2,3")
+    with pytest.raises(ValueError, match="envy"):
+        reward_layer("inequity_aversion:-1")
