@@ -1,4 +1,4 @@
-"""``motivegym list | run | bench | validate | eval | docs``."""
+"""``motivegym list | run | bench | validate | eval | train | sweep | report | docs``."""
 
 from __future__ import annotations
 
@@ -106,6 +106,18 @@ def command_train(args: argparse.Namespace) -> int:
     return train_cli(args.algo, args.env, args.reward, args.seeds, int(float(args.steps)), args.out, args.num_envs, args.num_steps, args.seed)
 
 
+def command_sweep(args: argparse.Namespace) -> int:
+    from motivegym.experiments.sweep import sweep_cli
+
+    return sweep_cli(args)
+
+
+def command_report(args: argparse.Namespace) -> int:
+    from motivegym.experiments.report import report_cli
+
+    return report_cli(args.dir)
+
+
 def command_docs(args: argparse.Namespace) -> int:
     from motivegym.envdocs import write_environment_docs
 
@@ -164,9 +176,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/train")
     p.set_defaults(func=command_train)
 
+    p = sub.add_parser("sweep", help="reward-type ablation sweep (resumable; one compiled program per env × algo)")
+    p.add_argument("--config", default=None, help="TOML or YAML file with the sweep settings (flags override it)")
+    p.add_argument("--envs", default=None, help="comma-separated env ids")
+    p.add_argument("--rewards", default=None, help="comma-separated reward layers (default private,integrated,cooperative)")
+    p.add_argument("--algos", default=None, help="comma-separated algorithms: ippo, mappo (default ippo)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per (env, algo, reward) (default 7)")
+    p.add_argument("--steps", default=None, help="env steps per run (default 1e6)")
+    p.add_argument("--num-envs", type=int, default=None)
+    p.add_argument("--num-steps", type=int, default=None)
+    p.add_argument("--eval-episodes", type=int, default=None)
+    p.add_argument("--no-gap", action="store_true", help="skip solving the reference oracles (no Gap%%)")
+    p.add_argument("--executor", default="local", help="local | ray")
+    p.add_argument("--out", default="runs/sweep")
+    p.set_defaults(func=command_sweep)
+
+    p = sub.add_parser("report", help="tables with bootstrap CIs, rankings and figures from a sweep directory")
+    p.add_argument("dir")
+    p.set_defaults(func=command_report)
+
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")
     p.set_defaults(func=command_docs)
+
     return parser
 
 

@@ -124,13 +124,20 @@ def constant_states(env: FunctionalEnv, params: Any, levels: Sequence[float] = C
 
 @dataclasses.dataclass(frozen=True)
 class Random(Policy):
-    """``a_i ~ U(low_i, high_i)`` independently every step."""
+    """``a_i ~ U(low_i, high_i)`` independently every step; uniform over the actions in discrete envs."""
 
     @property
     def name(self) -> str:
         return "random"
 
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        if env.action_kind == "discrete":
+            return {"num_actions": jnp.int32(env.num_actions(params)), "n_agents": jnp.zeros(env.n_agents(params), jnp.int32)}
+        return base_state(env, params)
+
     def __call__(self, key, obs, state):
+        if "num_actions" in state:
+            return jax.random.randint(key, state["n_agents"].shape, 0, state["num_actions"]), state
         actions = jax.random.uniform(key, state["high"].shape, jnp.float32, state["low"], state["high"])
         return actions, record_actions(state, actions)
 
@@ -227,7 +234,7 @@ class EpisodeStats:
     """Totals of one episode (accumulated only while the episode is running).
 
     ``reward_returns[l, i] = Σ_t r^l_{i,t}`` for every layer l; ``payoff_returns[i] = Σ_t π_{i,t}``;
-    ``cooperation_sum = Σ_t mean_i a_i,t/e_i``; ``final_trust`` is ``info["mean_trust"]`` after the
+    ``cooperation_sum = Σ_t`` the step cooperation of :func:`cooperation_measure`; ``final_trust`` is ``info["mean_trust"]`` after the
     last step (NaN if the env has none); ``length`` is the number of steps before ``done``.
     """
 
@@ -236,6 +243,17 @@ class EpisodeStats:
     cooperation_sum: Array
     final_trust: Array
     length: Array
+
+
+def cooperation_measure(env: FunctionalEnv, params: Any):
+    """``(actions, info) -> cooperation`` of one step: the env's ``info["cooperation_rate"]`` when it
+    reports one, else ``mean_i clip(a_i, 0, e_i)/e_i`` for continuous envs, else NaN."""
+    if "cooperation_rate" in jax.eval_shape(lambda: env.describe(env.reset(jax.random.PRNGKey(0), params)[0], params)):
+        return lambda actions, info: jnp.asarray(info["cooperation_rate"], jnp.float32)
+    if env.action_kind == "continuous":
+        high = jnp.asarray(env.action_bounds(params)[1], jnp.float32)
+        return lambda actions, info: jnp.mean(jnp.clip(actions, 0.0, high) / high)
+    return lambda actions, info: jnp.float32(jnp.nan)
 
 
 def episode_rollout(
@@ -259,7 +277,7 @@ def episode_rollout(
         layer.init(k, spec) for layer, k in zip(layers, jax.random.split(layer_key, max(len(layers), 1)))
     )
     initial_trust = jnp.asarray(env.describe(state, params).get("mean_trust", jnp.nan), jnp.float32)
-    _, high = env.action_bounds(params)
+    cooperation_of = cooperation_measure(env, params)
     totals = EpisodeStats(
         reward_returns=jnp.zeros((len(layers), n), jnp.float32),
         payoff_returns=jnp.zeros((n,), jnp.float32),
@@ -280,12 +298,11 @@ def episode_rollout(
             new_layer_states.append(layer_state)
             rewards.append(layer_rewards)
         live = alive.astype(jnp.float32)
-        executed = jnp.clip(actions, 0.0, high)
         reward_stack = jnp.stack(rewards) if rewards else jnp.zeros((0, n), jnp.float32)
         totals = EpisodeStats(
             reward_returns=totals.reward_returns + live * reward_stack,
             payoff_returns=totals.payoff_returns + live * payoffs,
-            cooperation_sum=totals.cooperation_sum + live * jnp.mean(executed / high),
+            cooperation_sum=totals.cooperation_sum + live * cooperation_of(actions, info),
             final_trust=jnp.where(alive, jnp.asarray(info.get("mean_trust", jnp.nan), jnp.float32), totals.final_trust),
             length=totals.length + alive.astype(jnp.int32),
         )

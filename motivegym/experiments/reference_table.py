@@ -144,15 +144,16 @@ def format_markdown(tables: list[EnvTable], episodes: int, seed: int, seconds: f
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the tables for every registered env and write the markdown page."""
+    """Build the tables for every coopetition env (the policies and oracles are defined over endowment
+    fractions) and write the markdown page."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    parser.add_argument("--envs", type=str, default="", help="comma-separated env ids (default: every registered env)")
+    parser.add_argument("--envs", type=str, default="", help="comma-separated env ids (default: the coopetition family)")
     parser.add_argument("--oracles", type=str, default="", help="comma-separated oracle names (default: all seven)")
     args = parser.parse_args(argv)
-    env_ids = [e.strip() for e in args.envs.split(",") if e.strip()] or list_envs()
+    env_ids = [e.strip() for e in args.envs.split(",") if e.strip()] or list_envs("coopetition")
     oracles = tuple(canonical_oracle_name(o) for o in args.oracles.split(",") if o.strip()) or ORACLE_NAMES
     start = time.time()
     tables = []

@@ -117,7 +117,12 @@ class MatrixGame(FunctionalEnv):
         return self.observe(state, params)[0]
 
     def describe(self, state: MatrixGameState, params: MatrixGameParams) -> Info:
-        return {"step": state.t, "last_actions": state.last_actions, "total_payoffs": state.totals}
+        return {
+            "step": state.t,
+            "last_actions": state.last_actions,
+            "total_payoffs": state.totals,
+            "cooperation_rate": jnp.mean((state.last_actions == 0).astype(jnp.float32)),  # action 0 = cooperate
+        }
 
     def static_info(self, params: Any) -> Info:
         return {"action_names": self.action_names}

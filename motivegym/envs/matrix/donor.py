@@ -141,7 +141,7 @@ class DonorGame(FunctionalEnv):
             "recipients": state.recipients,
             "image_scores": state.image,
             "gave": state.gave,
-            "giving_rate": jnp.mean(state.gave.astype(jnp.float32)),
+            "cooperation_rate": jnp.mean(state.gave.astype(jnp.float32)),  # share of donors who gave
         }
 
     def render_text(self, state: DonorState, params: DonorParams) -> str:

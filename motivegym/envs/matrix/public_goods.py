@@ -174,7 +174,7 @@ class PublicGoodsPunishment(FunctionalEnv):
             "round": state.round,
             "phase": state.phase,
             "contributions": state.contributions,
-            "mean_contribution": jnp.mean(state.contributions),
+            "cooperation_rate": jnp.mean(state.contributions),  # mean contributed fraction of e
             "punishers_faced": state.punished,
         }
 
