@@ -13,6 +13,7 @@ from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax
 from motivegym.envs import coopetition as _coopetition  # noqa: F401  (registers the family)
 from motivegym.envs import matrix as _matrix  # noqa: F401
 from motivegym.envs import sparse as _sparse  # noqa: F401
+from motivegym.envs import spatial as _spatial  # noqa: F401
 
 __version__ = "0.1.0"
 

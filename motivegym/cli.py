@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from motivegym.llm_cli import add_llm_commands
+
 
 def parse_env_kwargs(pairs: list[str]) -> dict:
     """``["max_steps=50", "phase=crisis"]`` → ``{"max_steps": 50, "phase": "crisis"}``."""
@@ -199,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="docs/environments.md")
     p.set_defaults(func=command_docs)
 
+    add_llm_commands(sub)
     return parser
 
 

@@ -24,10 +24,16 @@ listed per env; unknown names raise `ValueError`.
 
 
 def _format_value(value) -> str:
+    """Scalars as is; small numeric arrays as lists; maps (strings) and large arrays by shape."""
     array = np.asarray(value)
     if array.ndim == 0:
         item = array.item()
         return f"{item:g}" if isinstance(item, float) else str(item)
+    if array.dtype.kind not in "biuf":
+        kind = "text" if array.dtype.kind == "U" else str(array.dtype)
+        return f"{kind} array of shape {array.shape}"
+    if array.size > 64:
+        return f"{array.dtype} array of shape {array.shape} (mean {float(array.mean()):.4g})"
     return str(np.round(array.astype(np.float64), 4).tolist())
 
 

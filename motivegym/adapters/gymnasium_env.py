@@ -104,8 +104,12 @@ class GymnasiumEnv(gymnasium.Env):
             print(self.render_text())
         return out["obs"], reward, bool(out["terminated"]), bool(out["truncated"]), step_info(out, self._static_info)
 
+    def env_state(self) -> Any:
+        """The current JAX env state (a pytree), e.g. for captions or custom rendering."""
+        return self._stepper.state()
+
     def render_text(self) -> str:
-        return self.core_env.render_text(self._stepper.state(), self.params)
+        return self.core_env.render_text(self.env_state(), self.params)
 
     def render(self):
         if self.render_mode == "ansi":

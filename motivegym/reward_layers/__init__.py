@@ -31,7 +31,19 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "reciprocity": lambda arg: Reciprocity(reward_layer(arg) if arg else Integrated()),
     "inequity_aversion": lambda arg: inequity_aversion(*_float_list("inequity_aversion", arg, 3)),
     "svo": lambda arg: svo(*_float_list("svo", arg, 2)),
+    "code": lambda arg: _llm_layer("code", arg, "reward_code", "code_reward_from_file"),
+    "learned": lambda arg: _llm_layer("learned", arg, "motif", "learned_reward"),
 }
+
+
+def _llm_layer(name: str, path: str | None, module: str, factory: str) -> RewardLayer:
+    """``code:<file.py>`` (LLM-written reward code) / ``learned:<model.npz>`` (a distilled Motif model),
+    imported lazily so plain use never loads the LLM tooling."""
+    if not path:
+        raise ValueError(f"reward layer {name!r} needs a file path, e.g. '{name}:{'reward.py' if name == 'code' else 'reward_model.npz'}'")
+    import importlib
+
+    return getattr(importlib.import_module(f"motivegym.reward_layers.llm.{module}"), factory)(path)
 
 
 def _no_argument(name: str, arg: str | None, layer: RewardLayer) -> RewardLayer:

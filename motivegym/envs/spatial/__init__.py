@@ -1,0 +1,18 @@
+"""Spatial sequential social dilemmas (family "dilemmas"): Harvest, Cleanup and the Coin Game as JAX grid worlds."""
+
+from motivegym.core.registry import EnvSpec, register
+from motivegym.envs.spatial.cleanup import Cleanup
+from motivegym.envs.spatial.coin_game import CoinGame
+from motivegym.envs.spatial.harvest import Harvest
+
+#: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
+SPATIAL_ENVS = [
+    (Harvest, "common-pool resource"),
+    (Cleanup, "public good (river cleaning)"),
+    (CoinGame, "sequential prisoner's dilemma"),
+]
+
+for _cls, _mechanism in SPATIAL_ENVS:
+    register(EnvSpec(f"{_cls.name}-v0", _cls, family="dilemmas", mechanism=_mechanism, default_reward="private"))
+
+__all__ = [c.__name__ for c, _ in SPATIAL_ENVS]

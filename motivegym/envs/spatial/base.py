@@ -1,0 +1,245 @@
+"""The step pipeline shared by the gridded apple dilemmas (Harvest, Cleanup).
+
+Step order (every env of this module):
+
+1. decode actions (out-of-range indices and removed agents do ``noop``);
+2. turn, then move (collision rules in :mod:`motivegym.envs.spatial.grid`);
+3. agents standing on an apple eat it (payoff ``+apple_reward``);
+4. tag beams fire from the post-move cells; hit agents are tagged (removed after this step);
+5. the env's world update (apple regrowth; Cleanup: clean beams, waste, orchard);
+6. removal countdown and respawn; ``t ← t + 1``; truncation at ``t ≥ max_steps`` (never terminated).
+
+Observations and info are built from the post-step state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from motivegym.core.env import FunctionalEnv, Info
+from motivegym.core.params import override_params
+from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.grid import (
+    FIRE_TAG,
+    AgentState,
+    Layout,
+    agent_features,
+    base_cell_colours,
+    beam_cells,
+    beam_hits,
+    beam_reach,
+    decode_actions,
+    egocentric_views,
+    initial_agents,
+    move,
+    occupancy,
+    on_map,
+    parse_layout,
+    read_cells,
+    remove_and_respawn,
+    render_rgb_grid,
+    render_text_grid,
+    turn,
+    validate_layout,
+    view_centre,
+    window_size,
+)
+
+Array = jax.Array
+
+#: pixels per grid cell in ``render_rgb``
+RGB_SCALE = 8
+
+
+@pytree_dataclass
+class GridParams:
+    """Params shared by the grid dilemmas (subclasses add their own)."""
+
+    max_steps: Array  # int32 horizon
+    tag_timeout: Array  # int32 steps a tagged agent is off the map
+    apple_reward: Array  # payoff per apple eaten
+    tag_cost: Array  # payoff cost of firing the tag beam
+    tag_penalty: Array  # payoff cost of being tagged
+    layout: tuple[str, ...] = static_field()
+    n_agents: int = static_field()
+    view_ahead: int = static_field()
+    view_behind: int = static_field()
+    view_side: int = static_field()
+    tag_beam_length: int = static_field()
+    tag_beam_width: int = static_field()
+
+
+def grid_params(params_class: type, **values: Any) -> Any:
+    """``params_class`` from plain values: static fields as given, int horizons as int32, the rest float32."""
+    static = {f.name for f in dataclasses.fields(params_class) if f.metadata.get("static")}
+    arrays = {}
+    for name, value in values.items():
+        if name in static:
+            continue
+        dtype = jnp.int32 if name in ("max_steps", "tag_timeout") else jnp.float32
+        arrays[name] = jnp.asarray(value, dtype)
+    return params_class(**arrays, **{k: v for k, v in values.items() if k in static})
+
+
+@dataclasses.dataclass(frozen=True)
+class StepContext:
+    """What the world update of one step sees (post-move, pre-respawn)."""
+
+    agents: AgentState  # turned and moved, not yet respawned
+    actions: Array  # decoded actions [n]
+    active: Array  # [n] on the map at the start of the step
+    tagged: Array  # [n] hit by a tag beam this step
+
+
+class GridDilemma(FunctionalEnv):
+    """Base of the grid dilemmas: subclasses set ``num_grid_actions`` and implement the hooks."""
+
+    action_kind: ClassVar[str] = "discrete"
+    num_grid_actions: ClassVar[int] = 8
+    #: names of the one-hot cell channels of :meth:`grid_channels` (walls first, agents last)
+    channel_names: ClassVar[tuple[str, ...]] = ("wall", "agent")
+
+    # ----- params -----
+    def make_params(self) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def validate(self, params: Any) -> None:
+        """Raise ``ValueError`` on params the dynamics cannot honour."""
+        where = self.name
+        validate_layout(self.layout(params), params.n_agents, where)
+        for name in ("view_ahead", "view_behind", "view_side"):
+            if int(getattr(params, name)) < 0:
+                raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
+        if params.tag_beam_length < 1 or params.tag_beam_width < 1 or params.tag_beam_width % 2 == 0:
+            raise ValueError(f"{where}: tag beam needs length >= 1 and an odd width >= 1, got {params.tag_beam_length}, {params.tag_beam_width}")
+        if int(params.max_steps) < 1:
+            raise ValueError(f"{where}: max_steps must be >= 1, got {int(params.max_steps)}")
+        if int(params.tag_timeout) < 1:
+            raise ValueError(f"{where}: tag_timeout must be >= 1, got {int(params.tag_timeout)}")
+
+    def default_params(self, **overrides: Any) -> Any:
+        """Default params with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
+        if isinstance(overrides.get("layout"), str):
+            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
+        elif "layout" in overrides:
+            overrides["layout"] = tuple(overrides["layout"])
+        params = override_params(self.make_params(), overrides, self.name)
+        self.validate(params)
+        return params
+
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self.make_params()))
+
+    def layout(self, params: Any) -> Layout:
+        return parse_layout(tuple(params.layout))
+
+    def n_agents(self, params: Any) -> int:
+        return int(params.n_agents)
+
+    def num_actions(self, params: Any) -> int:
+        return self.num_grid_actions
+
+    # ----- hooks -----
+    def initial_world(self, key: Array, layout: Layout, params: Any) -> dict:
+        """State fields besides ``agents`` and ``t`` at reset (``apples`` at least)."""
+        return {"apples": jnp.asarray(layout.initial_apples)}
+
+    def world_step(self, key: Array, state: Any, apples: Array, context: StepContext, params: Any) -> tuple[dict, Array, Info]:
+        """Env-specific update: ``(state field changes, extra payoffs [n], extra step info)``."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def grid_channels(self, state: Any, params: Any) -> Array:
+        """bool ``[H, W, C]`` one-hot cell channels; channel 0 is walls, the last one agents."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def state_class(self) -> type:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # ----- pipeline -----
+    def reset(self, key: Array, params: Any) -> tuple[Any, Array]:
+        layout = self.layout(params)
+        agent_key, world_key = jax.random.split(key)
+        agents = initial_agents(agent_key, layout.spawn_points, params.n_agents)
+        state = self.state_class()(agents=agents, t=jnp.int32(0), **self.initial_world(world_key, layout, params))
+        return state, self.observe(state, params)
+
+    def step(self, key: Array, state: Any, actions: Array, params: Any):
+        layout = self.layout(params)
+        walls = jnp.asarray(layout.walls)
+        move_key, world_key, respawn_key = jax.random.split(key, 3)
+        active = on_map(state.agents)
+        decoded = decode_actions(actions, self.num_actions(params), active)
+        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
+        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+
+        eaten = active & read_cells(state.apples, agents.pos, outside=False)
+        apples = state.apples & ~occupancy(agents.pos, eaten, layout.shape)
+
+        fired_tag = decoded == FIRE_TAG
+        cells = beam_cells(agents.pos, agents.orient, params.tag_beam_length, params.tag_beam_width)
+        hits = beam_hits(cells, beam_reach(cells, walls), fired_tag, agents.pos, active)
+        tagged = jnp.any(hits, axis=0)
+        payoffs = (
+            params.apple_reward * eaten.astype(jnp.float32)
+            - params.tag_cost * fired_tag.astype(jnp.float32)
+            - params.tag_penalty * tagged.astype(jnp.float32)
+        )
+
+        context = StepContext(agents=agents, actions=decoded, active=active, tagged=tagged)
+        changes, extra_payoffs, extra_info = self.world_step(world_key, state, apples, context, params)
+        agents = remove_and_respawn(respawn_key, agents, tagged, params.tag_timeout, layout.spawn_points)
+        new_state = dataclasses.replace(state, agents=agents, t=state.t + 1, **changes)
+
+        truncated = new_state.t >= params.max_steps
+        terminated = jnp.bool_(False)
+        info = self.describe(new_state, params)
+        info.update(
+            {
+                "apples_eaten": eaten.astype(jnp.int32),
+                "fired_tag": fired_tag,
+                "tagged": tagged,
+                "tag_hits": hits,
+                **extra_info,
+                "terminated": terminated,
+                "truncated": truncated,
+            }
+        )
+        return new_state, self.observe(new_state, params), payoffs + extra_payoffs, terminated | truncated, info
+
+    def describe(self, state: Any, params: Any) -> Info:
+        return {"step": state.t, "apple_count": jnp.sum(state.apples).astype(jnp.int32), "removed": ~on_map(state.agents)}
+
+    def observe(self, state: Any, params: Any) -> Array:
+        """``[n, window * C + 1]``: the rotated window of one-hot channels (other agents only), then a
+        removed flag; a removed agent sees zeros and the flag 1."""
+        channels = self.grid_channels(state, params)
+        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+        row, col = view_centre(params.view_ahead, params.view_side)
+        c = channels.shape[-1]
+        keep = np.ones(views.shape[-1], np.float32)
+        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body (a static mask, not a scatter)
+        active = on_map(state.agents)
+        return jnp.concatenate([views * keep * active[:, None], (~active).astype(jnp.float32)[:, None]], axis=1)
+
+    def observation_size(self, params: Any) -> int:
+        return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1
+
+    def render_text(self, state: Any, params: Any) -> str:
+        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
+        return header + "\n" + render_text_grid(self.layout(params), state.agents, state.apples, getattr(state, "waste", None))
+
+    def render_rgb(self, state: Any, params: Any) -> np.ndarray:
+        cells = base_cell_colours(self.layout(params), state.apples, getattr(state, "waste", None))
+        return render_rgb_grid(cells, state.agents, scale=RGB_SCALE)
+
+    def global_state(self, state: Any, params: Any) -> Array:
+        """Full map channels except walls (``H·W·(C−1)``), per-agent features (7n), ``t/max_steps``."""
+        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
+        features = agent_features(state.agents, self.layout(params).shape).ravel()
+        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
+        return jnp.concatenate([channels, features, progress])

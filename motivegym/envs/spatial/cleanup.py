@@ -1,0 +1,193 @@
+"""Cleanup (Cleanup-v0): a public-goods dilemma where apples grow only while someone cleans the river."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
+from motivegym.envs.spatial.grid import (
+    FIRE_CLEAN,
+    AgentState,
+    Layout,
+    beam_cells,
+    beam_grid,
+    beam_reach,
+    bernoulli_at_cells,
+    occupancy,
+    read_cells,
+)
+
+Array = jax.Array
+
+#: the default map (own design after Hughes et al. 2018 / Melting Pot ``clean_up``): a 3×18 river
+#: (54 cells, 6 polluted at reset) at the top, a 4×18 orchard (72 cells) at the bottom, 12 spawn points
+CLEANUP_LAYOUT = (
+    "####################",
+    "#~~~~*~~~~~~*~~~~~~#",
+    "#~~*~~~~~~~~~~~*~~~#",
+    "#~~~~~~~*~~~~~~~~~*#",
+    "#                  #",
+    "# P  P  P  P  P  P #",
+    "#                  #",
+    "# P  P  P  P  P  P #",
+    "#                  #",
+    "#aaaaaaaaaaaaaaaaaa#",
+    "#aaaAaaaaaaaaAaaaaa#",
+    "#aaaaaaaaAaaaaaaaaa#",
+    "#aaaaaaaaaaaaaaaaaa#",
+    "####################",
+)
+
+
+@pytree_dataclass
+class CleanupParams(GridParams):
+    waste_spawn_prob: Array  # per clean river cell and step
+    apple_respawn_prob: Array  # per empty orchard cell and step at pollution <= threshold_restoration
+    threshold_depletion: Array  # pollution fraction at and above which no apple grows
+    threshold_restoration: Array  # pollution fraction at and below which apples grow at the full rate
+    clean_cost: Array  # payoff cost of firing the clean beam
+    clean_beam_length: int = static_field()
+    clean_beam_width: int = static_field()
+
+
+@pytree_dataclass
+class CleanupState:
+    agents: AgentState
+    apples: Array  # [H, W] bool
+    waste: Array  # [H, W] bool (river cells only)
+    t: Array  # int32 steps taken
+
+
+def pollution_fraction(waste: Array, river: Array) -> Array:
+    """``d = |waste| / |river|``."""
+    return jnp.sum(waste & river) / jnp.maximum(jnp.sum(river), 1)
+
+
+def apple_spawn_probability(pollution: Array, apple_respawn_prob: Array, threshold_depletion: Array, threshold_restoration: Array) -> Array:
+    """``p = p_apple · clip((θ_dep − d) / (θ_dep − θ_res), 0, 1)``: full below restoration, 0 from depletion
+    (Hughes et al. 2018; Melting Pot ``clean_up``)."""
+    scale = (threshold_depletion - pollution) / (threshold_depletion - threshold_restoration)
+    return apple_respawn_prob * jnp.clip(scale, 0.0, 1.0)
+
+
+class Cleanup(GridDilemma):
+    """Cleanup: apples grow in the orchard only while the river is kept clean, which pays nobody.
+
+    * **Mechanism:** public-goods sequential social dilemma (Hughes et al. 2018; Melting Pot
+      ``clean_up``). Each step every clean river cell becomes polluted with probability
+      ``waste_spawn_prob``; every empty orchard cell not under an agent grows an apple with probability
+      ``p = apple_respawn_prob · clip((threshold_depletion − d) / (threshold_depletion −
+      threshold_restoration), 0, 1)`` where ``d`` is the polluted fraction of the river after this
+      step's cleaning. The clean beam removes waste from the cells it covers.
+    * **Agents:** ``n_agents`` (default 5) identical agents, ``agent_i`` → digit ``i`` in renders.
+    * **Actions:** ``Discrete(9)``: 0 noop, 1 forward, 2 backward, 3 step left, 4 step right,
+      5 turn left, 6 turn right, 7 fire tag beam, 8 fire clean beam. Moves are relative to the
+      orientation; out-of-range indices act as noop; river cells (clean or polluted) are walkable.
+      Collisions: walls block; a move into a cell occupied at the start of the step fails; two agents
+      entering the same cell: the one with the higher random priority (from the step key) moves.
+      Beams: ``width`` lanes of ``length`` cells ahead, stopped by walls; the tag beam removes every
+      other agent hit for ``tag_timeout`` steps (respawn at a random free spawn point).
+    * **Observation:** per agent ``[(view_ahead + view_behind + 1)·(2·view_side + 1)·5 + 1]``: the
+      egocentric window rotated to the agent's facing (row 0 farthest ahead, column 0 leftmost), each
+      cell one-hot over (wall, apple, waste, clean river, other agent), off-grid cells read wall;
+      flattened row-major (row, column, channel); then a removed flag (a removed agent sees zeros).
+      Global state: the map's (apple, waste, clean river, agent) channels ``H·W·4``, per agent
+      (row/H, col/W, orientation one-hot, removed) ``7n``, and ``t/max_steps``.
+    * **Payoff:** ``+apple_reward`` (1) per apple eaten; ``−clean_cost`` per clean beam fired,
+      ``−tag_cost`` per tag beam fired, ``−tag_penalty`` when tagged (all 0 by default).
+    * **Termination:** never terminates; truncation at ``max_steps``.
+    * **Defaults:** 5 agents on the 14×20 map :data:`CLEANUP_LAYOUT`, ``max_steps=1000``,
+      ``waste_spawn_prob=0.01`` (≈ 0.5 new waste cells per step on the 54-cell river),
+      ``apple_respawn_prob=0.05``, ``threshold_depletion=0.4``, ``threshold_restoration=0.0``,
+      ``tag_timeout=25``, tag and clean beams 3 long × 3 wide, view 9 ahead, 1 behind, 5 each side.
+    * **Info:** ``step``, ``apple_count``, ``removed [n]``, ``pollution`` (``d``); after a step also
+      ``apples_eaten``, ``fired_tag``, ``tagged``, ``tag_hits [n, n]``, ``fired_clean``,
+      ``waste_cleaned [n]`` (waste cells under each agent's clean beam), ``apple_spawn_prob``.
+    """
+
+    name = "Cleanup"
+    num_grid_actions = 9
+    channel_names = ("wall", "apple", "waste", "river", "agent")
+
+    def make_params(self) -> CleanupParams:
+        return grid_params(
+            CleanupParams,
+            max_steps=1000,
+            tag_timeout=25,
+            apple_reward=1.0,
+            tag_cost=0.0,
+            tag_penalty=0.0,
+            waste_spawn_prob=0.01,
+            apple_respawn_prob=0.05,
+            threshold_depletion=0.4,
+            threshold_restoration=0.0,
+            clean_cost=0.0,
+            layout=CLEANUP_LAYOUT,
+            n_agents=5,
+            view_ahead=9,
+            view_behind=1,
+            view_side=5,
+            tag_beam_length=3,
+            tag_beam_width=3,
+            clean_beam_length=3,
+            clean_beam_width=3,
+        )
+
+    def validate(self, params: Any) -> None:
+        super().validate(params)
+        for name in ("waste_spawn_prob", "apple_respawn_prob"):
+            value = float(getattr(params, name))
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{self.name}: {name} must lie in [0, 1], got {value}")
+        depletion, restoration = float(params.threshold_depletion), float(params.threshold_restoration)
+        if not 0.0 <= restoration < depletion <= 1.0:
+            raise ValueError(f"{self.name}: need 0 <= threshold_restoration < threshold_depletion <= 1, got {restoration}, {depletion}")
+        if params.clean_beam_length < 1 or params.clean_beam_width < 1 or params.clean_beam_width % 2 == 0:
+            raise ValueError(f"{self.name}: clean beam needs length >= 1 and an odd width >= 1")
+        if not self.layout(params).river.any():
+            raise ValueError(f"{self.name}: the layout needs river cells ('~' or '*')")
+
+    def state_class(self) -> type:
+        return CleanupState
+
+    def initial_world(self, key: Array, layout: Layout, params: Any) -> dict:
+        return {"apples": jnp.asarray(layout.initial_apples), "waste": jnp.asarray(layout.initial_waste)}
+
+    def world_step(self, key: Array, state: CleanupState, apples: Array, context: StepContext, params: Any):
+        layout = self.layout(params)
+        river, walls = jnp.asarray(layout.river), jnp.asarray(layout.walls)
+        apple_key, waste_key = jax.random.split(key)
+        fired_clean = context.actions == FIRE_CLEAN
+        cells = beam_cells(context.agents.pos, context.agents.orient, params.clean_beam_length, params.clean_beam_width)
+        reach = beam_reach(cells, walls)
+        under_beam = read_cells(state.waste, cells, outside=False) & reach & fired_clean[:, None, None]
+        waste = state.waste & ~beam_grid(cells, reach, fired_clean, layout.shape)
+
+        pollution = pollution_fraction(waste, river)
+        probability = apple_spawn_probability(pollution, params.apple_respawn_prob, params.threshold_depletion, params.threshold_restoration)
+        blocked = occupancy(context.agents.pos, context.active, layout.shape)
+        apples = apples | (bernoulli_at_cells(apple_key, layout.apple_cells, probability, layout.shape) & ~blocked)
+        waste = waste | bernoulli_at_cells(waste_key, layout.river_cells, params.waste_spawn_prob, layout.shape)
+
+        payoffs = -params.clean_cost * fired_clean.astype(jnp.float32)
+        info = {
+            "fired_clean": fired_clean,
+            "waste_cleaned": jnp.sum(under_beam, axis=(1, 2)).astype(jnp.int32),
+            "apple_spawn_prob": probability.astype(jnp.float32),
+        }
+        return {"apples": apples, "waste": waste}, payoffs, info
+
+    def describe(self, state: CleanupState, params: Any) -> dict:
+        info = super().describe(state, params)
+        info["pollution"] = pollution_fraction(state.waste, jnp.asarray(self.layout(params).river)).astype(jnp.float32)
+        return info
+
+    def grid_channels(self, state: CleanupState, params: Any) -> Array:
+        layout = self.layout(params)
+        agents = occupancy(state.agents.pos, state.agents.timeout == 0, layout.shape)
+        clean_river = jnp.asarray(layout.river) & ~state.waste
+        return jnp.stack([jnp.asarray(layout.walls), state.apples, state.waste, clean_river, agents], axis=-1)

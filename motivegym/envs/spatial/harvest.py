@@ -1,0 +1,163 @@
+"""Commons Harvest (Harvest-v0): a common-pool resource whose apples regrow only near other apples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
+from motivegym.envs.spatial.grid import AgentState, Layout, bernoulli_at_cells, occupancy
+
+Array = jax.Array
+
+#: the default map (own design after the Leibo et al. 2017 / Perolat et al. 2017 commons): 8 apple
+#: patches, 16 spawn points; legend in :data:`motivegym.envs.spatial.grid.LEGEND`
+HARVEST_LAYOUT = (
+    "##############################",
+    "#P   P    P    A    P       P#",
+    "#    A        AAA        A   #",
+    "#   AAA      AAAAA      AAA  #",
+    "#  AAAAA    AAAAAAA    AAAAA #",
+    "#   AAA      AAAAA      AAA  #",
+    "#    A        AAA        A   #",
+    "#              A             #",
+    "#P   P   A     P     A      P#",
+    "#       AAA         AAA      #",
+    "#      AAAAA       AAAAA     #",
+    "#       AAA         AAA      #",
+    "#P  A    A     A     A    A P#",
+    "#  AAA        AAA        AAA #",
+    "# AAAAA        A        AAAAA#",
+    "#  AAA                   AAA #",
+    "#P  A     P    P    P     A P#",
+    "##############################",
+)
+
+#: lower bounds of the neighbour-count bins that index ``regrowth_probs``: 0, 1–2, 3–4, ≥ 5
+REGROWTH_BIN_EDGES = (1, 3, 5)
+
+
+@pytree_dataclass
+class HarvestParams(GridParams):
+    regrowth_probs: Array  # [4] regrowth probability per neighbour-count bin (0, 1-2, 3-4, >=5)
+    regrowth_radius: int = static_field()
+
+
+@pytree_dataclass
+class HarvestState:
+    agents: AgentState
+    apples: Array  # [H, W] bool
+    t: Array  # int32 steps taken
+
+
+def neighbour_offsets(radius: int) -> np.ndarray:
+    """``[k, 2]`` offsets ``(dr, dc)`` with ``0 < dr² + dc² ≤ radius²`` (Euclidean disc without its centre)."""
+    span = range(-radius, radius + 1)
+    return np.array([(dr, dc) for dr in span for dc in span if 0 < dr * dr + dc * dc <= radius * radius], np.int32).reshape(-1, 2)
+
+
+def neighbour_count(apples: Array, radius: int) -> Array:
+    """int32 ``[H, W]``: apples within Euclidean distance ``radius`` of each cell (the cell excluded)."""
+    h, w = apples.shape
+    padded = jnp.pad(apples.astype(jnp.int32), radius)
+    shifted = [padded[radius + dr : radius + dr + h, radius + dc : radius + dc + w] for dr, dc in neighbour_offsets(radius)]
+    return sum(shifted, jnp.zeros((h, w), jnp.int32))
+
+
+def regrowth_probability(counts: Array, regrowth_probs: Array) -> Array:
+    """``p(cell) = regrowth_probs[bin(count)]`` with bins 0, 1–2, 3–4, ≥ 5 (Perolat et al. 2017)."""
+    steps = [(counts >= edge) * (regrowth_probs[k + 1] - regrowth_probs[k]) for k, edge in enumerate(REGROWTH_BIN_EDGES)]
+    return regrowth_probs[0] + sum(steps)  # a sum of steps, not a table lookup: gathers are slow on CPU
+
+
+def regrow_apples(key: Array, apples: Array, spawn_cells: np.ndarray, blocked: Array, regrowth_probs: Array, radius: int) -> Array:
+    """Apples after one regrowth draw: each empty, unblocked spawn cell grows with :func:`regrowth_probability`."""
+    counts = neighbour_count(apples, radius)[spawn_cells[:, 0], spawn_cells[:, 1]]
+    grows = bernoulli_at_cells(key, spawn_cells, regrowth_probability(counts, regrowth_probs), apples.shape)
+    return apples | (grows & ~blocked)
+
+
+class Harvest(GridDilemma):
+    """Commons Harvest: N agents eat apples that regrow only next to other apples; tagging removes rivals.
+
+    * **Mechanism:** common-pool resource (Perolat et al. 2017; Leibo et al. 2017; Melting Pot
+      ``commons_harvest``). Each step every empty apple spawn cell not under an agent grows an apple
+      with probability ``regrowth_probs[b]``, ``b`` the bin (0, 1–2, 3–4, ≥ 5) of the number of apples
+      within Euclidean distance ``regrowth_radius``: a patch harvested bare never regrows.
+    * **Agents:** ``n_agents`` (default 5) identical foragers, ``agent_i`` → digit ``i`` in renders.
+    * **Actions:** ``Discrete(8)``: 0 noop, 1 forward, 2 backward, 3 step left, 4 step right,
+      5 turn left, 6 turn right, 7 fire tag beam. Moves are relative to the orientation; out-of-range
+      indices act as noop. Collisions: walls block; a move into a cell occupied at the start of the
+      step fails; two agents entering the same cell: the one with the higher random priority (drawn
+      from the step key) moves, the other stays. Tag beam: ``tag_beam_width`` lanes of
+      ``tag_beam_length`` cells ahead, stopped by walls; every other agent hit is removed from the map
+      for ``tag_timeout`` steps, then respawns at a random free spawn point.
+    * **Observation:** per agent ``[(view_ahead + view_behind + 1)·(2·view_side + 1)·3 + 1]``: the
+      egocentric window rotated to the agent's facing (row 0 farthest ahead, column 0 leftmost), each
+      cell one-hot over (wall, apple, other agent), cells off the grid read wall; flattened
+      row-major (row, column, channel); then a removed flag (a removed agent sees zeros and flag 1).
+      Global state: the full map's (apple, agent) channels ``H·W·2``, per agent
+      (row/H, col/W, orientation one-hot, removed) ``7n``, and ``t/max_steps``.
+    * **Payoff:** ``+apple_reward`` (1) per apple eaten (by stepping onto it), ``−tag_cost`` per tag
+      beam fired, ``−tag_penalty`` when tagged (both 0 by default).
+    * **Termination:** never terminates; truncation at ``max_steps``.
+    * **Defaults:** 5 agents on the 18×30 map :data:`HARVEST_LAYOUT` (108 apple cells, 16 spawn
+      points), ``max_steps=1000``, ``regrowth_probs=(0, 0.01, 0.05, 0.1)``, ``regrowth_radius=2``,
+      ``tag_timeout=25``, tag beam 3 long × 3 wide, view 9 ahead, 1 behind, 5 each side (11×11).
+    * **Info:** ``step``, ``apple_count``, ``removed [n]``; after a step also ``apples_eaten [n]``,
+      ``fired_tag [n]``, ``tagged [n]``, ``tag_hits [n, n]`` (firer, target), ``apples_regrown``.
+    """
+
+    name = "Harvest"
+    num_grid_actions = 8
+    channel_names = ("wall", "apple", "agent")
+
+    def make_params(self) -> HarvestParams:
+        return grid_params(
+            HarvestParams,
+            max_steps=1000,
+            tag_timeout=25,
+            apple_reward=1.0,
+            tag_cost=0.0,
+            tag_penalty=0.0,
+            regrowth_probs=[0.0, 0.01, 0.05, 0.1],
+            regrowth_radius=2,
+            layout=HARVEST_LAYOUT,
+            n_agents=5,
+            view_ahead=9,
+            view_behind=1,
+            view_side=5,
+            tag_beam_length=3,
+            tag_beam_width=3,
+        )
+
+    def validate(self, params: Any) -> None:
+        super().validate(params)
+        probs = np.asarray(params.regrowth_probs)
+        if np.any(probs < 0) or np.any(probs > 1):
+            raise ValueError(f"{self.name}: regrowth_probs must lie in [0, 1], got {probs.tolist()}")
+        if params.regrowth_radius < 1:
+            raise ValueError(f"{self.name}: regrowth_radius must be >= 1, got {params.regrowth_radius}")
+
+    def state_class(self) -> type:
+        return HarvestState
+
+    def initial_world(self, key: Array, layout: Layout, params: Any) -> dict:
+        return {"apples": jnp.asarray(layout.initial_apples)}
+
+    def world_step(self, key: Array, state: HarvestState, apples: Array, context: StepContext, params: Any):
+        layout = self.layout(params)
+        blocked = occupancy(context.agents.pos, context.active, layout.shape)
+        regrown = regrow_apples(key, apples, layout.apple_cells, blocked, params.regrowth_probs, params.regrowth_radius)
+        n = params.n_agents
+        info = {"apples_regrown": jnp.sum(regrown & ~apples).astype(jnp.int32)}
+        return {"apples": regrown}, jnp.zeros(n, jnp.float32), info
+
+    def grid_channels(self, state: HarvestState, params: Any) -> Array:
+        layout = self.layout(params)
+        agents = occupancy(state.agents.pos, state.agents.timeout == 0, layout.shape)
+        return jnp.stack([jnp.asarray(layout.walls), state.apples, agents], axis=-1)

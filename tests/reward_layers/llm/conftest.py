@@ -1,0 +1,127 @@
+"""A real OpenAI-compatible HTTP server on loopback that answers deterministically from the prompt.
+
+* preference prompts (``Situation 1:`` / ``Situation 2:``): ``server.prefer(first, second)`` decides
+  (default: more occurrences of ``server.keyword``);
+* Eureka prompts (``def reward(``): ``server.reward_codes[seed % len]`` in a python block;
+* judge prompts (``Episode:``): ``server.judge(episode_text)``;
+* goal prompts (``Suggest up to``): ``server.goals`` as ``- goal`` lines.
+
+``server.fail_next`` answers that many requests with HTTP 500, ``server.bad_json`` sends a body that
+is not JSON, ``server.sleep`` delays every answer. ``server.requests`` records every request body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+class FakeLLM:
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.fail_next = 0
+        self.bad_json = False
+        self.sleep = 0.0
+        self.keyword = "cooperate"
+        self.prefer = self.prefer_keyword
+        self.reward_codes = ["def reward(obs, actions, payoffs, next_obs, info):\n    return payoffs\n"]
+        self.judge = lambda episode: "Looks fine.\nScore: 7"
+        self.goals = ["build trust", "cooperate more"]
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        self.base_url = ""
+
+    def prefer_keyword(self, first: str, second: str) -> str:
+        a, b = first.count(self.keyword), second.count(self.keyword)
+        return "1" if a > b else "2" if b > a else "tie"
+
+    def answer(self, payload: dict) -> str:
+        prompt = payload["messages"][-1]["content"]
+        if "Situation 1:" in prompt:
+            first, second = re.search(r"Situation 1:\n(.*?)\n\nSituation 2:\n(.*?)\n\nWhich situation", prompt, re.S).groups()
+            return f"Comparing both.\nAnswer: {self.prefer(first, second)}"
+        if "def reward(" in prompt:
+            code = self.reward_codes[int(payload.get("seed", 0)) % len(self.reward_codes)]
+            return f"Here is a reward.\n```python\n{code}```\n"
+        if "Episode:" in prompt:
+            return self.judge(prompt.split("Episode:\n", 1)[1])
+        if "Suggest up to" in prompt:
+            return "Goals:\n" + "\n".join(f"- {goal}" for goal in self.goals)
+        return "I do not understand."
+
+    @property
+    def num_requests(self) -> int:
+        return len(self.requests)
+
+
+def make_handler(fake: FakeLLM):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            with fake.lock:
+                fake.requests.append(json.loads(body))
+                fake.headers.append(dict(self.headers))
+                fake.in_flight += 1
+                fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                fail = fake.fail_next > 0
+                fake.fail_next -= int(fail)
+            try:
+                if fake.sleep:
+                    time.sleep(fake.sleep)
+                if not self.path.endswith("/chat/completions"):
+                    return self.reply(404, b'{"error": "not found"}')
+                if fail:
+                    return self.reply(500, b'{"error": "overloaded"}')
+                if fake.bad_json:
+                    return self.reply(200, b"<html>not json")
+                content = fake.answer(json.loads(body))
+                reply = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+                self.reply(200, json.dumps(reply).encode())
+            finally:
+                with fake.lock:
+                    fake.in_flight -= 1
+
+        def reply(self, status: int, body: bytes):
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                pass
+
+    return Handler
+
+
+@pytest.fixture
+def llm_server():
+    fake = FakeLLM()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(fake))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def unused_url():
+    """A loopback URL nobody listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
