@@ -105,7 +105,7 @@ def command_eval(args: argparse.Namespace) -> int:
 def command_train(args: argparse.Namespace) -> int:
     from motivegym.baselines.train import train_cli
 
-    return train_cli(args.algo, args.env, args.reward, args.seeds, int(float(args.steps)), args.out, args.num_envs, args.num_steps, args.seed)
+    return train_cli(args.algo, args.env, args.reward, args.seeds, int(float(args.steps)), args.out, args.num_envs, args.num_steps, args.seed, args.bins)
 
 
 def command_sweep(args: argparse.Namespace) -> int:
@@ -166,8 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=command_eval)
 
-    p = sub.add_parser("train", help="train IPPO/MAPPO (vmapped over seeds) and write curves + checkpoint")
-    p.add_argument("algo", help="ippo | mappo")
+    p = sub.add_parser("train", help="train IPPO/MAPPO/IQL/VDN/QMIX (vmapped over seeds) and write curves + checkpoint")
+    p.add_argument("algo", help="ippo | mappo | iql | vdn | qmix")
     p.add_argument("env")
     p.add_argument("--reward", default="integrated")
     p.add_argument("--seeds", type=int, default=3)
@@ -176,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-steps", type=int, default=128, help="rollout length per update")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/train")
+    p.add_argument("--bins", type=int, default=11, help="discrete actions per agent for iql/vdn/qmix on continuous envs")
     p.set_defaults(func=command_train)
 
     p = sub.add_parser("sweep", help="reward-type ablation sweep (resumable; one compiled program per env × algo)")

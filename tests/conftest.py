@@ -1,3 +1,9 @@
+import os
+
+# XLA's multi-threaded Eigen pool can deadlock on small CPU machines (seen once in a QMIX run:
+# idle inside block_until_ready); single-threaded Eigen keeps the suite from hanging in CI.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+
 import jax
 import pytest
 
