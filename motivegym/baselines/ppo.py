@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from motivegym.baselines.episodes import accumulate_episodes, episode_accumulators, finished_episode_metrics, staged_scan
 from motivegym.baselines.networks import (
     beta_entropy,
     beta_log_prob,
@@ -209,9 +210,7 @@ class MultiAgentPPO:
                 "layer_states": layer_states,
                 "obs_stats": running_stats((n, self.obs_size)),
                 "return_stats": running_stats((n,)),
-                "discounted_return": jnp.zeros((num_envs, n)),
-                "episode_payoff": jnp.zeros((num_envs, n)),
-                "episode_reward": jnp.zeros((num_envs, n)),
+                **episode_accumulators(num_envs, n),
                 "key": key,
             }
             return runner
@@ -228,9 +227,9 @@ class MultiAgentPPO:
                 jax.random.split(step_key, num_envs), runner["env_states"], actions
             )
             transition = Transition(obs, actions, payoffs, final_obs, info["terminated"], info["truncated"], info)
-            layer_states, rewards, _ = batched_layer(runner["layer_states"], transition)
+            layer_states, rewards, components = batched_layer(runner["layer_states"], transition)
             done = info["terminated"] | info["truncated"]
-            discounted = runner["discounted_return"] * cfg.gamma + rewards
+            accumulators, finished, discounted = accumulate_episodes(runner, payoffs, rewards, done, cfg.gamma)
             return_stats = update_stats(runner["return_stats"], discounted) if cfg.normalize_rewards else runner["return_stats"]
             scale = jnp.sqrt(return_stats.var + 1e-8) if cfg.normalize_rewards else 1.0
             scaled = rewards / scale
@@ -239,8 +238,6 @@ class MultiAgentPPO:
             final_value = self.value(runner["networks"], final_norm, final_global)
             bootstrap = (info["truncated"] & ~info["terminated"])[:, None]
             scaled = scaled + jnp.where(bootstrap, cfg.gamma * final_value, 0.0)
-            episode_payoff = runner["episode_payoff"] + payoffs
-            episode_reward = runner["episode_reward"] + rewards
             record = {
                 "obs": obs,
                 "norm_obs": norm_obs,
@@ -250,8 +247,8 @@ class MultiAgentPPO:
                 "value": value,
                 "reward": scaled,
                 "done": done,
-                "finished_payoff": jnp.where(done[:, None], episode_payoff, 0.0),
-                "finished_reward": jnp.where(done[:, None], episode_reward, 0.0),
+                "components": components,
+                **finished,
             }
             runner = {
                 **runner,
@@ -260,9 +257,7 @@ class MultiAgentPPO:
                 "global_states": next_global,
                 "layer_states": layer_states,
                 "return_stats": return_stats,
-                "discounted_return": jnp.where(done[:, None], 0.0, discounted),
-                "episode_payoff": jnp.where(done[:, None], 0.0, episode_payoff),
-                "episode_reward": jnp.where(done[:, None], 0.0, episode_reward),
+                **accumulators,
                 "key": key,
             }
             return runner, record
@@ -329,23 +324,16 @@ class MultiAgentPPO:
             obs_stats = runner["obs_stats"]
             if cfg.normalize_observations:
                 obs_stats = update_stats(obs_stats, records["obs"].reshape((-1,) + records["obs"].shape[2:]))
-            finished = jnp.maximum(jnp.sum(records["done"]), 1)
             metrics = {
-                "episode_payoff": jnp.sum(records["finished_payoff"], axis=(0, 1)) / finished,
-                "episode_reward": jnp.sum(records["finished_reward"], axis=(0, 1)) / finished,
-                "episodes": jnp.sum(records["done"]),
+                **finished_episode_metrics(records),
+                # per-agent mean of every reward component over the rollout (intrinsic bonuses, partner terms …)
+                "components": jax.tree.map(lambda c: jnp.mean(c, axis=(0, 1)), records["components"]),
                 **jax.tree.map(jnp.mean, losses),
             }
             runner = {**runner, "networks": networks, "opt_state": opt_state, "obs_stats": obs_stats, "key": key}
             return runner, metrics
 
-        def run(runner: dict, num_updates: int) -> tuple[dict, dict]:
-            return jax.lax.scan(update, runner, None, length=num_updates)
-
-        def train(key: Array, reward_index: Array) -> tuple[dict, dict]:
-            return run(init(key, reward_index), cfg.num_updates)
-
-        return train, init, run
+        return staged_scan(init, update, cfg.num_updates)
 
     def make_train(self):
         """``train(key, reward_index) -> (runner, metrics)``: the whole run as one jittable function."""

@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from motivegym.baselines.episodes import accumulate_episodes, episode_accumulators, finished_episode_metrics, staged_scan
 from motivegym.baselines.networks import mlp_apply, mlp_init
 from motivegym.baselines.normalization import RunningStats, normalize, running_stats, update_stats
 from motivegym.core.batching import select_tree
@@ -365,9 +366,7 @@ class MultiAgentQLearning:
                 "obs_stats": update_stats(running_stats((n, self.obs_size)), obs),
                 "state_stats": update_stats(running_stats((self.state_size,)), global_states),
                 "return_stats": running_stats((n,)),
-                "discounted_return": jnp.zeros((num_envs, n)),
-                "episode_payoff": jnp.zeros((num_envs, n)),
-                "episode_reward": jnp.zeros((num_envs, n)),
+                **episode_accumulators(num_envs, n),
                 "vector_steps": jnp.int32(0),
                 "gradient_steps": jnp.int32(0),
                 "key": key,
@@ -401,9 +400,7 @@ class MultiAgentQLearning:
                 "obs": obs, "actions": actions, "rewards": rewards, "next_obs": final_obs,
                 "terminated": info["terminated"], "state": runner["global_states"], "next_state": final_global,
             })
-            discounted = runner["discounted_return"] * cfg.gamma + rewards
-            episode_payoff = runner["episode_payoff"] + payoffs
-            episode_reward = runner["episode_reward"] + rewards
+            accumulators, finished, discounted = accumulate_episodes(runner, payoffs, rewards, done, cfg.gamma)
             runner = {
                 **runner,
                 "buffer": buffer,
@@ -414,9 +411,7 @@ class MultiAgentQLearning:
                 "obs_stats": update_stats(runner["obs_stats"], next_obs),
                 "state_stats": update_stats(runner["state_stats"], next_global),
                 "return_stats": update_stats(runner["return_stats"], discounted),
-                "discounted_return": jnp.where(done[:, None], 0.0, discounted),
-                "episode_payoff": jnp.where(done[:, None], 0.0, episode_payoff),
-                "episode_reward": jnp.where(done[:, None], 0.0, episode_reward),
+                **accumulators,
                 "vector_steps": runner["vector_steps"] + 1,
                 "key": key,
             }
@@ -424,8 +419,7 @@ class MultiAgentQLearning:
             runner, loss = jax.lax.cond(ready, learn, skip, runner, learn_key)
             record = {
                 "done": done,
-                "finished_payoff": jnp.where(done[:, None], episode_payoff, 0.0),
-                "finished_reward": jnp.where(done[:, None], episode_reward, 0.0),
+                **finished,
                 "loss": loss,
                 "q_taken": jnp.mean(taken_action_values(q, actions)),
                 "epsilon": epsilon,
@@ -434,12 +428,9 @@ class MultiAgentQLearning:
 
         def update(runner, _):
             runner, records = jax.lax.scan(vector_step, runner, None, length=cfg.num_steps)
-            finished = jnp.maximum(jnp.sum(records["done"]), 1)
             learned = jnp.isfinite(records["loss"])
             metrics = {
-                "episode_payoff": jnp.sum(records["finished_payoff"], axis=(0, 1)) / finished,
-                "episode_reward": jnp.sum(records["finished_reward"], axis=(0, 1)) / finished,
-                "episodes": jnp.sum(records["done"]),
+                **finished_episode_metrics(records),
                 "loss": jnp.sum(jnp.where(learned, records["loss"], 0.0)) / jnp.maximum(jnp.sum(learned), 1),
                 "q_taken": jnp.mean(records["q_taken"]),
                 "epsilon": records["epsilon"][-1],
@@ -447,13 +438,7 @@ class MultiAgentQLearning:
             }
             return runner, metrics
 
-        def run(runner: dict, num_updates: int) -> tuple[dict, dict]:
-            return jax.lax.scan(update, runner, None, length=num_updates)
-
-        def train(key: Array, reward_index: Array) -> tuple[dict, dict]:
-            return run(init(key, reward_index), cfg.num_updates)
-
-        return train, init, run
+        return staged_scan(init, update, cfg.num_updates)
 
     def make_train(self):
         """``train(key, reward_index) -> (runner, metrics)``: the whole run as one jittable function."""

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from motivegym.reward_layers.base import LayerChoice, LayerSpec, RewardLayer, WeightedSum
+from motivegym.reward_layers.intrinsic import (
+    RND,
+    CountBonus,
+    EpisodicNovelty,
+    ImpactBonus,
+    IntrinsicLayer,
+    LearningProgress,
+)
 from motivegym.reward_layers.motives import Loyalty, Reciprocity, loyalty, reciprocity
 from motivegym.reward_layers.social import (
     Cooperative,
@@ -31,6 +40,11 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "reciprocity": lambda arg: Reciprocity(reward_layer(arg) if arg else Integrated()),
     "inequity_aversion": lambda arg: inequity_aversion(*_float_list("inequity_aversion", arg, 3)),
     "svo": lambda arg: svo(*_float_list("svo", arg, 2)),
+    "count": lambda arg: _with_coef(CountBonus, "count", arg),
+    "rnd": lambda arg: _with_coef(RND, "rnd", arg),
+    "novelty": lambda arg: _with_coef(EpisodicNovelty, "novelty", arg),
+    "impact": lambda arg: _with_coef(ImpactBonus, "impact", arg),
+    "learning_progress": lambda arg: _with_coef(LearningProgress, "learning_progress", arg),
     "code": lambda arg: _llm_layer("code", arg, "reward_code", "code_reward_from_file"),
     "learned": lambda arg: _llm_layer("learned", arg, "motif", "learned_reward"),
 }
@@ -46,6 +60,10 @@ def _llm_layer(name: str, path: str | None, module: str, factory: str) -> Reward
     return getattr(importlib.import_module(f"motivegym.reward_layers.llm.{module}"), factory)(path)
 
 
+#: ``+`` separating terms of a sum (not the sign of an exponent such as ``1e+3``)
+_TERM_SEPARATOR = re.compile(r"(?<![0-9.][eE])\+")
+
+
 def _no_argument(name: str, arg: str | None, layer: RewardLayer) -> RewardLayer:
     if arg is not None:
         raise ValueError(f"reward layer {name!r} takes no argument, got {name}:{arg}")
@@ -57,6 +75,10 @@ def _float_argument(name: str, arg: str | None) -> float:
         return float(arg)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ValueError(f"reward layer {name!r} needs a number, e.g. '{name}:0.5', got {arg!r}") from None
+
+
+def _with_coef(layer_class: type[IntrinsicLayer], name: str, arg: str | None) -> IntrinsicLayer:
+    return layer_class() if arg is None else layer_class(coef=_float_argument(name, arg))
 
 
 def _float_list(name: str, arg: str | None, most: int) -> list[float]:
@@ -76,11 +98,37 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     """A layer from a name (``"private"``, ``"integrated"``, ``"cooperative"``,
     ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``, ``"loyalty"`` / ``"loyalty:<base>"``,
     ``"reciprocity"`` / ``"reciprocity:<base>"``, ``"inequity_aversion"`` / ``"inequity_aversion:α,β,smoothing"``,
-    ``"svo"`` / ``"svo:target_degrees,weight"``) or a layer object (returned as is)."""
+    ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
+    ``"impact"``, ``"learning_progress"`` with an optional ``:coef``) or a layer object (returned as is).
+
+    A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so
+    ``"loyalty:private+rnd"`` is ``loyalty(private) + rnd``."""
     if isinstance(spec, RewardLayer):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"reward must be a layer name or a RewardLayer, got {type(spec).__name__}")
+    terms = _TERM_SEPARATOR.split(spec)
+    if len(terms) > 1 or "*" in spec.partition(":")[0]:
+        return sum((_weighted_term(term, spec) for term in terms[1:]), start=_weighted_term(terms[0], spec))
+    return _named_layer(spec)
+
+
+def _weighted_term(term: str, spec: str) -> WeightedSum:
+    """``"w*name"`` or ``"name"`` as a one-term :class:`WeightedSum`."""
+    term = term.strip()
+    if not term:
+        raise ValueError(f"empty term in reward {spec!r}; write sums as 'a+w*b', e.g. 'integrated+0.05*rnd'")
+    weight, star, rest = term.partition("*")
+    if not star:
+        return WeightedSum.of(_named_layer(term))
+    try:
+        value = float(weight)
+    except ValueError:
+        raise ValueError(f"reward term {term!r} in {spec!r}: the weight before '*' must be a number") from None
+    return WeightedSum(((value, _named_layer(rest)),))
+
+
+def _named_layer(spec: str) -> RewardLayer:
     name, _, arg = spec.strip().partition(":")
     if name not in LAYER_FACTORIES:
         from motivegym.core.errors import unknown_names_error
@@ -104,6 +152,12 @@ __all__ = [
     "SocialValueOrientation",
     "inequity_aversion",
     "svo",
+    "IntrinsicLayer",
+    "CountBonus",
+    "RND",
+    "EpisodicNovelty",
+    "ImpactBonus",
+    "LearningProgress",
     "loyalty",
     "reciprocity",
     "private",

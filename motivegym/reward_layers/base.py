@@ -113,4 +113,9 @@ class LayerChoice(RewardLayer):
         results = [layer.apply(s, transition) for layer, s in zip(self.layers, state["states"])]
         rewards = jnp.stack([r for _, r, _ in results])[state["index"]]
         new_state = {"index": state["index"], "states": tuple(s for s, _, _ in results)}
-        return new_state, rewards, {"selected": rewards}
+        names = [layer.name for layer in self.layers]
+        labels = [name if names.count(name) == 1 else f"{name}#{i}" for i, name in enumerate(names)]
+        components = {"selected": rewards}
+        for label, (_, _, parts) in zip(labels, results):  # every candidate's terms, for logging
+            components.update({f"{label}.{key}": value for key, value in parts.items()})
+        return new_state, rewards, components

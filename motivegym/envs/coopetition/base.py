@@ -22,6 +22,7 @@ import numpy as np
 
 from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.errors import check_names
+from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
 from motivegym.envs.coopetition.trust import (
     TRUST_FIELDS,
@@ -115,26 +116,13 @@ def apply_overrides(params: Any, overrides: dict[str, Any], where: str, extra_va
     Trust fields (``lambda_plus`` …) are addressed by their own names. Array overrides must keep
     their shape; static fields (``value_form``, ``observation`` …) are validated by the env.
     """
-    fields = {f.name: f for f in dataclasses.fields(params)}
-    valid = [name for name in fields if name != "trust"] + list(TRUST_FIELDS) + list(extra_valid)
+    valid = [f.name for f in dataclasses.fields(params) if f.name != "trust"] + list(TRUST_FIELDS) + list(extra_valid)
     check_names("keyword argument", overrides, valid, where)
-    changes: dict[str, Any] = {}
     trust_changes = {k: v for k, v in overrides.items() if k in TRUST_FIELDS}
     if trust_changes:
         current = {k: float(getattr(params.trust, k)) for k in TRUST_FIELDS}
-        changes["trust"] = trust_params(**{**current, **trust_changes})
-    for name, value in overrides.items():
-        if name in TRUST_FIELDS:
-            continue
-        if fields[name].metadata.get("static"):
-            changes[name] = value
-            continue
-        current = jnp.asarray(getattr(params, name))
-        new = jnp.asarray(value, dtype=current.dtype)
-        if new.shape != current.shape:
-            raise ValueError(f"{where}: {name} must have shape {current.shape}, got {new.shape}")
-        changes[name] = new
-    params = dataclasses.replace(params, **changes)
+        params = dataclasses.replace(params, trust=trust_params(**{**current, **trust_changes}))
+    params = override_params(params, {k: v for k, v in overrides.items() if k not in TRUST_FIELDS}, where)
     if params.value_form not in ("log", "power"):
         raise ValueError(f"{where}: value_form must be 'log' or 'power', got {params.value_form!r}")
     if params.observation not in OBSERVATION_PRESETS:

@@ -1,0 +1,60 @@
+"""Episode bookkeeping shared by the jitted learners (PPO, value-based): running episode returns,
+the returns of episodes that finished during a rollout, and the staged ``lax.scan`` over updates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+Array = jax.Array
+
+
+def episode_accumulators(num_envs: int, n_agents: int) -> dict[str, Array]:
+    """Zeroed ``discounted_return`` / ``episode_payoff`` / ``episode_reward`` ``[num_envs, n]`` for the runner."""
+    zeros = jnp.zeros((num_envs, n_agents))
+    return {"discounted_return": zeros, "episode_payoff": zeros, "episode_reward": zeros}
+
+
+def accumulate_episodes(runner: dict, payoffs: Array, rewards: Array, done: Array, gamma: float) -> tuple[dict, dict, Array]:
+    """One step of bookkeeping.
+
+    Returns ``(accumulators, finished, discounted)``: the accumulators after the step (zeroed where an
+    episode ended), ``{"finished_payoff", "finished_reward"}`` (the episode totals where ``done``, else 0)
+    and the discounted return ``G ← γG + r`` before the reset (what reward normalisation tracks).
+    """
+    discounted = runner["discounted_return"] * gamma + rewards
+    payoff = runner["episode_payoff"] + payoffs
+    reward = runner["episode_reward"] + rewards
+    ended = done[:, None]
+    accumulators = {
+        "discounted_return": jnp.where(ended, 0.0, discounted),
+        "episode_payoff": jnp.where(ended, 0.0, payoff),
+        "episode_reward": jnp.where(ended, 0.0, reward),
+    }
+    finished = {"finished_payoff": jnp.where(ended, payoff, 0.0), "finished_reward": jnp.where(ended, reward, 0.0)}
+    return accumulators, finished, discounted
+
+
+def finished_episode_metrics(records: dict) -> dict[str, Array]:
+    """Per-agent mean payoff / reward of the episodes that finished in a rollout ``[steps, envs, …]`` and their count."""
+    finished = jnp.maximum(jnp.sum(records["done"]), 1)
+    return {
+        "episode_payoff": jnp.sum(records["finished_payoff"], axis=(0, 1)) / finished,
+        "episode_reward": jnp.sum(records["finished_reward"], axis=(0, 1)) / finished,
+        "episodes": jnp.sum(records["done"]),
+    }
+
+
+def staged_scan(init: Callable, update: Callable, num_updates: int) -> tuple[Callable, Callable, Callable]:
+    """``(train, init, run)``: ``run(runner, k)`` scans ``update`` k times; ``train(key, reward_index)`` is
+    ``run(init(key, reward_index), num_updates)``, so a host loop can train in chunks with the same result."""
+
+    def run(runner: dict, updates: int) -> tuple[dict, dict]:
+        return jax.lax.scan(update, runner, None, length=updates)
+
+    def train(key: Array, reward_index: Array) -> tuple[dict, dict]:
+        return run(init(key, reward_index), num_updates)
+
+    return train, init, run

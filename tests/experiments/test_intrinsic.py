@@ -1,0 +1,79 @@
+import csv
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import motivegym
+from motivegym.baselines.normalization import running_stats
+from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
+from motivegym.experiments.intrinsic import (
+    achievement_shape,
+    evaluate_runner,
+    main,
+    mean_ci95,
+    parse_layers,
+    run_experiment,
+)
+
+
+def test_mean_ci95_is_the_student_t_interval():
+    mean, low, high = mean_ci95(np.array([1.0, 2.0, 3.0]))
+    assert mean == 2.0
+    np.testing.assert_allclose(high - mean, 4.303 * 1.0 / np.sqrt(3), rtol=1e-6)
+    np.testing.assert_allclose(mean - low, high - mean)
+    assert mean_ci95(np.array([5.0])) == (5.0, 5.0, 5.0)
+
+
+def test_layer_list_is_validated():
+    assert parse_layers("none, count,rnd:0.1") == ["none", "count", "rnd:0.1"]
+    with pytest.raises(ValueError, match="not an intrinsic layer"):
+        parse_layers("none,private")
+    with pytest.raises(ValueError, match="did you mean 'novelty'"):
+        parse_layers("novelti")
+    with pytest.raises(ValueError, match="twice"):
+        parse_layers("count,count")
+    assert main(["--env", "TrustDilemma-v0", "--layers", "rnd,bogus", "--out", "/tmp/unused"]) == 2
+
+
+def test_tiny_run_writes_tables_and_plot(tmp_path):
+    result = run_experiment(
+        "TrustDilemma-v0", ["none", "count"], seeds=2, steps=96, out=tmp_path, num_envs=2, num_steps=24,
+        eval_episodes=2, max_steps=20,
+    )  # fmt: skip
+    runs = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    assert [(r["layer"], r["seed"]) for r in runs] == [("none", "0"), ("none", "1"), ("count", "0"), ("count", "1")]
+    assert runs[0]["bonus_per_step"] == "" and 0 < float(runs[2]["bonus_per_step"]) <= 1.0  # count bonus is 1/√n
+    summary = {(r["layer"], r["metric"]): r for r in csv.DictReader(open(tmp_path / "summary.csv"))}
+    welfare = summary[("count", "eval_welfare")]
+    assert float(welfare["ci95_low"]) <= float(welfare["mean"]) <= float(welfare["ci95_high"])
+    assert "achievements_unlocked" not in {m for _, m in summary}  # TrustDilemma reports no achievements
+    curves = list(csv.DictReader(open(tmp_path / "curves.csv")))
+    assert len(curves) == 2 * 2 * 2  # layers × seeds × updates (one chunk per update here)
+    assert (tmp_path / "intrinsic.png").stat().st_size > 1000
+    assert len(result["runs"]) == 4
+
+
+def test_achievement_flags_are_ored_over_each_episode():
+    base_env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=6)
+
+    class WithAchievements(type(base_env)):
+        """TrustDilemma reporting one flag per agent: 'invested above 30 this step'."""
+
+        def step(self, key, state, actions, params):
+            state, obs, payoffs, done, info = super().step(key, state, actions, params)
+            return state, obs, payoffs, done, {**info, "achievements": actions > 30.0}
+
+    env = WithAchievements()
+    assert achievement_shape(env, params) == (2,) and achievement_shape(base_env, params) is None
+    algo = MultiAgentPPO(env, params, "private", PPOConfig(num_envs=2, num_steps=6, num_minibatches=1, hidden_sizes=(8,)))
+    networks = algo.init_networks(jax.random.PRNGKey(0))
+    # a large bias on the first Beta parameter pushes the greedy action of every agent towards the top of its range
+    networks["actor"][-1]["b"] = jnp.array([8.0, -8.0])
+    runner = {"networks": networks, "obs_stats": running_stats((2, algo.obs_size))}
+    result = evaluate_runner(algo, runner, jax.random.PRNGKey(1), 3, "greedy", True)
+    assert result["achievements"].shape == (3, 2) and np.asarray(result["achievements"]).all()
+    networks["actor"][-1]["b"] = jnp.array([-8.0, 8.0])
+    result = evaluate_runner(algo, runner, jax.random.PRNGKey(1), 3, "greedy", True)
+    assert not np.asarray(result["achievements"]).any()
