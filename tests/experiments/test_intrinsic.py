@@ -17,6 +17,8 @@ from motivegym.experiments.intrinsic import (
     run_experiment,
 )
 
+pytestmark = pytest.mark.slow  # trains PPO per layer: end-to-end
+
 
 def test_mean_ci95_is_the_student_t_interval():
     mean, low, high = mean_ci95(np.array([1.0, 2.0, 3.0]))

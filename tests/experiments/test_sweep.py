@@ -22,6 +22,7 @@ def tiny_sweep(tmp_path_factory):
     return out, path
 
 
+@pytest.mark.slow
 def test_sweep_writes_one_tidy_row_per_run(tiny_sweep):
     out, path = tiny_sweep
     rows = read_results(path)
@@ -37,6 +38,7 @@ def test_sweep_writes_one_tidy_row_per_run(tiny_sweep):
     assert len(list((out / "curves").glob("*.csv"))) == 4
 
 
+@pytest.mark.slow
 def test_croissant_metadata_validates_and_detects_changes(tiny_sweep):
     out, path = tiny_sweep
     metadata = json.loads((out / "croissant.json").read_text())
@@ -50,6 +52,7 @@ def test_croissant_metadata_validates_and_detects_changes(tiny_sweep):
     assert any("sha256" in p for p in problems) and any("license" in p for p in problems)
 
 
+@pytest.mark.slow
 def test_rerun_skips_completed_runs(tiny_sweep, monkeypatch):
     out, _ = tiny_sweep
     before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
@@ -63,6 +66,7 @@ def test_rerun_skips_completed_runs(tiny_sweep, monkeypatch):
     assert not list(out.rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_failing_group_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
     real = sweep.run_group
 
@@ -79,6 +83,7 @@ def test_a_failing_group_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch
     assert "boom" in failure["error"] and failure["runs"] == [["private", 0]]
 
 
+@pytest.mark.slow
 def test_report_tables_and_figures(tiny_sweep):
     out, _ = tiny_sweep
     text = write_report(out).read_text()
@@ -88,6 +93,7 @@ def test_report_tables_and_figures(tiny_sweep):
         assert (out / figure).stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_sweep_cli_with_a_toml_file_and_flag_overrides(tmp_path):
     config = tmp_path / "sweep.toml"
     config.write_text('envs = "Chicken-v0"\nrewards = ["private"]\nseeds = 1\nsteps = 1024\nnum_envs = 4\nnum_steps = 64\neval_episodes = 2\n')
