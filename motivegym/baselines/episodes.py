@@ -8,6 +8,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+from motivegym.core.batching import select_tree
+
 Array = jax.Array
 
 
@@ -58,3 +60,18 @@ def staged_scan(init: Callable, update: Callable, num_updates: int) -> tuple[Cal
         return run(init(key, reward_index), num_updates)
 
     return train, init, run
+
+
+def learner_env_step(env, params, key: Array, state, actions: Array):
+    """One env step with same-step auto-reset for the learners.
+
+    Returns ``(state, obs, global_state, payoffs, final_obs, final_global_state, info)``; ``final_*`` are
+    the pre-reset ones (what a transition stores as its next observation).
+    """
+    step_key, reset_key = jax.random.split(key)
+    next_state, next_obs, payoffs, done, info = env.step(step_key, state, actions, params)
+    final_global = env.global_state(next_state, params)
+    reset_state, reset_obs = env.reset(reset_key, params)
+    state = select_tree(done, reset_state, next_state)
+    obs = jnp.where(done, reset_obs, next_obs)
+    return state, obs, env.global_state(state, params), payoffs, next_obs, final_global, info

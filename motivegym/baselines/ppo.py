@@ -24,7 +24,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from motivegym.baselines.episodes import accumulate_episodes, episode_accumulators, finished_episode_metrics, staged_scan
+from motivegym.baselines.episodes import (
+    accumulate_episodes,
+    episode_accumulators,
+    finished_episode_metrics,
+    learner_env_step,
+    staged_scan,
+)
 from motivegym.baselines.networks import (
     beta_entropy,
     beta_log_prob,
@@ -35,7 +41,6 @@ from motivegym.baselines.networks import (
     mlp_init,
 )
 from motivegym.baselines.normalization import normalize, running_stats, update_stats
-from motivegym.core.batching import select_tree
 from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.reward_layers import LayerChoice, LayerSpec, RewardLayer, reward_layer
 
@@ -163,14 +168,7 @@ class MultiAgentPPO:
 
     # ----- env step with same-step auto-reset -----
     def env_step(self, key, state, actions):
-        env, params = self.env, self.env_params
-        step_key, reset_key = jax.random.split(key)
-        next_state, next_obs, payoffs, done, info = env.step(step_key, state, actions, params)
-        final_global = env.global_state(next_state, params)
-        reset_state, reset_obs = env.reset(reset_key, params)
-        state = select_tree(done, reset_state, next_state)
-        obs = jnp.where(done, reset_obs, next_obs)
-        return state, obs, env.global_state(state, params), payoffs, next_obs, final_global, info
+        return learner_env_step(self.env, self.env_params, key, state, actions)
 
     # ----- training program -----
     def make_stages(self):
