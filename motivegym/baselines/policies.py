@@ -44,6 +44,7 @@ import numpy as np
 
 from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.core.pytree import pytree_dataclass
+from motivegym.core.social_metrics import SocialTotals, add_step, empty_totals
 from motivegym.reward_layers import LayerSpec, RewardLayer
 
 Array = jax.Array
@@ -235,7 +236,8 @@ class EpisodeStats:
 
     ``reward_returns[l, i] = Σ_t r^l_{i,t}`` for every layer l; ``payoff_returns[i] = Σ_t π_{i,t}``;
     ``cooperation_sum = Σ_t`` the step cooperation of :func:`cooperation_measure`; ``final_trust`` is ``info["mean_trust"]`` after the
-    last step (NaN if the env has none); ``length`` is the number of steps before ``done``.
+    last step (NaN if the env has none); ``length`` is the number of steps before ``done``; ``social`` holds
+    the running sums of the social outcome metrics (payoffs, and ``info["removed"]`` where the env reports it).
     """
 
     reward_returns: Array
@@ -243,6 +245,7 @@ class EpisodeStats:
     cooperation_sum: Array
     final_trust: Array
     length: Array
+    social: SocialTotals
 
 
 def cooperation_measure(env: FunctionalEnv, params: Any):
@@ -284,6 +287,7 @@ def episode_rollout(
         cooperation_sum=jnp.float32(0.0),
         final_trust=initial_trust,
         length=jnp.int32(0),
+        social=empty_totals(n),
     )
 
     def body(carry, step_key):
@@ -305,6 +309,7 @@ def episode_rollout(
             cooperation_sum=totals.cooperation_sum + live * cooperation_of(actions, info),
             final_trust=jnp.where(alive, jnp.asarray(info.get("mean_trust", jnp.nan), jnp.float32), totals.final_trust),
             length=totals.length + alive.astype(jnp.int32),
+            social=add_step(totals.social, payoffs, info.get("removed", jnp.zeros((n,), bool)), live),
         )
         layer_states = jax.tree.map(lambda new, old: jnp.where(alive, new, old), tuple(new_layer_states), layer_states)
         return (next_state, next_obs, layer_states, policy_state, alive & ~done, totals), None

@@ -7,6 +7,9 @@ episodes:
 * per-agent returns under the reward layer ``R_i = Σ_t r_i,t`` and payoff returns ``Π_i = Σ_t π_i,t``;
 * the summed return ``R = Σ_i R_i`` (the reference's episode return, spec §2.6) and welfare ``Σ_i Π_i``;
 * cooperation rate ``mean_t mean_i a_i,t/e_i`` and ``info["mean_trust"]`` after the last step;
+* the social outcome metrics of Perolat et al. (2017) on payoffs (``motivegym.core.social_metrics``):
+  efficiency ``Σ_i Π_i / T``, equality ``1 − Gini(Π)``, sustainability (mean time of positive payoffs)
+  and peace (agents not tagged out per step; ``n`` for envs without tagging);
 * ``Gap% = (R − R_oracle)/|R_oracle|·100`` against the env's reference oracle
   (``get_spec(env_id).reference_oracle``), solved for the same reward layer and evaluated on the same
   episode keys.
@@ -29,6 +32,7 @@ from motivegym.baselines.oracles import ORACLE_NAMES, OraclePolicy, canonical_or
 from motivegym.baselines.policies import Constant, EpisodeStats, Policy, PolicyState, Random, TitForTat, episode_rollout
 from motivegym.core.env import FunctionalEnv
 from motivegym.core.registry import get_spec, make_jax
+from motivegym.core.social_metrics import SOCIAL_METRICS, SocialTotals, outcomes_from_totals
 from motivegym.reward_layers import RewardLayer, reward_layer
 
 POLICY_NAMES = ("constant:<level>", "random", "titfortat", "titfortat:relative") + tuple(
@@ -108,6 +112,10 @@ class EvalResult:
     cooperation_rate: float  # mean_t mean_i a_i/e_i
     final_trust: float  # info["mean_trust"] after the last step (NaN if the env has none)
     episode_length: float
+    efficiency: float  # Perolat et al. (2017) social outcome metrics, episode means (NaN episodes skipped)
+    equality: float
+    sustainability: float
+    peace: float
     reference_oracle: str | None = None
     oracle_return: float | None = None
     gap_percent: float | None = None
@@ -133,7 +141,20 @@ def summarize(stats: EpisodeStats, layer_row: int = 0) -> dict[str, Any]:
         "cooperation_rate": float(np.mean(np.asarray(stats.cooperation_sum) / np.maximum(length, 1.0))),
         "final_trust": float(np.mean(np.asarray(stats.final_trust))),
         "episode_length": float(length.mean()),
+        **social_summary(stats.social),
     }
+
+
+def social_summary(totals: SocialTotals) -> dict[str, float]:
+    """Episode means of the four social outcome metrics (leading axis: episodes; NaN episodes skipped)."""
+    outcomes = jax.vmap(outcomes_from_totals)(totals)
+    return {name: nan_mean(outcomes[name]) for name in SOCIAL_METRICS}
+
+
+def nan_mean(values: Any) -> float:
+    values = np.asarray(values, np.float64)
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else float("nan")
 
 
 def gap_percent(total_return: float, oracle_return: float) -> float:
@@ -197,9 +218,13 @@ def format_result(result: EvalResult) -> str:
     rows = [
         ("summed return (mean ± std)", f"{result.total_return:.2f} ± {result.total_return_std:.2f}"),
         ("welfare (sum of payoffs)", f"{result.welfare:.2f}"),
-        ("cooperation rate", f"{100 * result.cooperation_rate:.1f}%"),
+        ("cooperation rate", "n/a" if np.isnan(result.cooperation_rate) else f"{100 * result.cooperation_rate:.1f}%"),
         ("mean trust at end", "n/a" if np.isnan(result.final_trust) else f"{result.final_trust:.3f}"),
         ("episode length", f"{result.episode_length:.1f}"),
+        ("efficiency (welfare per step)", f"{result.efficiency:.3f}"),
+        ("equality (1 − Gini)", f"{result.equality:.3f}"),
+        ("sustainability (mean reward time)", f"{result.sustainability:.1f}"),
+        ("peace (agents present per step)", f"{result.peace:.2f}"),
     ]
     if result.reference_oracle is not None:
         rows.append((f"reference oracle ({result.reference_oracle})", f"{result.oracle_return:.2f}"))

@@ -4,6 +4,7 @@ Writes ``DIR/report.md`` with
 
 * per-env table: mean evaluation welfare and training reward with bootstrap 95% CIs over seeds,
   for every algorithm × reward layer;
+* social outcomes table: efficiency, equality, sustainability, peace (Perolat et al. 2017) with CIs;
 * per-mechanism table (family/tier) of the normalised score (so a 40-agent env does not dominate);
 * algorithm rankings per reward type (mean rank over envs by welfare; rank 1 = best);
 * the D-contribution: ``welfare(integrated) − welfare(private)`` per env × algorithm with a
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from motivegym.core.social_metrics import SOCIAL_METRICS
 from motivegym.experiments.sweep import read_results
 
 
@@ -94,6 +96,11 @@ def report_markdown(rows: list[dict]) -> str:
             format_ci(bootstrap_ci([r["cooperation_rate"] for r in rs])),
             format_ci(bootstrap_ci([r["gap_percent"] for r in rs])),
         ]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    social_header = " | ".join(SOCIAL_METRICS)
+    lines += ["", "## Social outcomes (Perolat et al. 2017)", "", f"| env | algo | reward | {social_header} |", "|---|---|---|" + "---|" * len(SOCIAL_METRICS)]
+    for (env_id, algo, reward), rs in sorted(group(rows, "env", "algo", "reward").items()):
+        cells = [env_id, algo, reward] + [format_ci(bootstrap_ci([r.get(m, math.nan) for r in rs])) for m in SOCIAL_METRICS]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Per mechanism class (normalised score)", "", "| family | tier | algo | reward | runs | normalised score |", "|---|---|---|---|---|---|"]
     for (family, tier, algo, reward), rs in sorted(group(rows, "family", "tier", "algo", "reward").items(), key=lambda kv: tuple(map(str, kv[0]))):

@@ -11,7 +11,8 @@ are rebuilt from the run files at the end.
 Columns: env, family, mechanism, tier, algo, reward, seed, steps, n_agents, eval_episodes,
 welfare (mean Σ_i Σ_t π), payoff_returns / reward_returns (per agent, JSON lists), total_reward
 (Σ_i of the training-layer returns), training_reward / training_welfare (last 10% of updates),
-cooperation_rate, final_trust, episode_length, random_welfare, oracle, oracle_return, gap_percent,
+cooperation_rate, final_trust, episode_length, the social outcome metrics efficiency, equality,
+sustainability and peace (Perolat et al. 2017), random_welfare, oracle, oracle_return, gap_percent,
 normalized_score ``(W − W_random)/|W_oracle − W_random|`` (NaN without an oracle), wall_s, versions.
 """
 
@@ -30,11 +31,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from motivegym.core.social_metrics import SOCIAL_METRICS
+
 SWEEP_ALGORITHMS = {"ippo": {"centralized_critic": False}, "mappo": {"centralized_critic": True}}
 RESULT_COLUMNS = (
     "env", "family", "mechanism", "tier", "algo", "reward", "seed", "steps", "n_agents", "eval_episodes",
     "welfare", "payoff_returns", "reward_returns", "total_reward", "training_reward", "training_welfare",
-    "cooperation_rate", "final_trust", "episode_length", "random_welfare", "oracle", "oracle_return",
+    "cooperation_rate", "final_trust", "episode_length", "efficiency", "equality", "sustainability", "peace", "random_welfare", "oracle", "oracle_return",
     "gap_percent", "normalized_score", "wall_s", "motivegym_version", "jax_version",
 )  # fmt: skip
 
@@ -191,7 +194,7 @@ def run_group(env_id: str, algo: str, pending: list[tuple[str, int]], spec: Swee
                 "training_reward": float(reward_curve[k, -tail:][valid].mean()) if valid.any() else float("nan"),
                 "training_welfare": float(payoff_curve[k, -tail:][valid].mean()) if valid.any() else float("nan"),
                 "cooperation_rate": summary["cooperation_rate"], "final_trust": summary["final_trust"],
-                "episode_length": summary["episode_length"], "random_welfare": base["random_welfare"],
+                "episode_length": summary["episode_length"], **{m: summary[m] for m in SOCIAL_METRICS}, "random_welfare": base["random_welfare"],
                 "oracle": base["oracle"], "oracle_return": base["oracle_return"],
                 "gap_percent": None if base["oracle_return"] is None else gap_percent(summary["total_return"], base["oracle_return"]),
                 "normalized_score": (summary["welfare"] - base["random_welfare"]) / spread if spread else float("nan"),

@@ -25,6 +25,11 @@ def test_constant_evaluation_metrics_match_the_env():
     assert result.episode_length == 100
     assert 0.9 < result.final_trust <= 1.0
     assert result.total_return_std == pytest.approx(0.0, abs=1e-3)
+    # social outcomes: symmetric payoffs every step -> equality 1, mean reward time (1+…+100)/100, no tagging
+    assert result.efficiency == pytest.approx(result.welfare / 100, rel=1e-5)
+    assert result.equality == pytest.approx(1.0, abs=1e-6)
+    assert result.sustainability == pytest.approx(50.5, rel=1e-6)
+    assert result.peace == 2.0
     private = evaluate(
         "TrustDilemma-v0", "constant:0.45", reward="private", episodes=1, seed=0, compare_to_oracle=False
     )
@@ -98,3 +103,11 @@ def test_reference_table_page(tmp_path):
     assert float(value) == pytest.approx(check.total_return, abs=0.06)
     oracle = evaluate("PartnerHoldUp-v0", "oracle:nash", "private", 2, 0, compare_to_oracle=False)
     assert float(rows["oracle:nash"][2]) == pytest.approx(oracle.total_return, abs=0.06)
+
+
+def test_social_outcomes_on_a_tagging_grid_world():
+    result = evaluate("Harvest-v0", "random", reward="private", episodes=2, seed=0, max_steps=200)
+    assert result.efficiency == pytest.approx(result.welfare / result.episode_length, rel=1e-5)
+    assert 0.0 < result.equality <= 1.0
+    assert 1.0 <= result.sustainability <= 200.0
+    assert 0.0 < result.peace < 5.0  # random agents fire the tag beam and some get removed

@@ -33,6 +33,8 @@ def test_sweep_writes_one_tidy_row_per_run(tiny_sweep):
         assert len(json.loads(row["payoff_returns"])) == 2
         assert sum(json.loads(row["payoff_returns"])) == pytest.approx(row["welfare"], rel=1e-4)
         assert 0.0 <= row["cooperation_rate"] <= 1.0 and row["steps"] == 2048
+        assert row["efficiency"] == pytest.approx(row["welfare"] / row["episode_length"], rel=1e-4)
+        assert 0.0 <= row["equality"] <= 1.0 and row["peace"] == 2.0
     with open(path, newline="") as handle:
         assert tuple(next(csv.reader(handle))) == sweep.RESULT_COLUMNS
     assert len(list((out / "curves").glob("*.csv"))) == 4

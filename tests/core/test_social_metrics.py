@@ -3,7 +3,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from motivegym.envs.spatial.metrics import equality, peace, social_outcomes, sustainability, utilitarian_efficiency
+from motivegym.core.social_metrics import (
+    add_step,
+    empty_totals,
+    equality,
+    outcomes_from_totals,
+    peace,
+    social_outcomes,
+    sustainability,
+    utilitarian_efficiency,
+)
 
 # 4 steps, 2 agents: returns R = (3, 1)
 PAYOFFS = jnp.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
@@ -49,3 +58,16 @@ def test_bad_shapes_raise():
         utilitarian_efficiency(jnp.ones(3))
     with pytest.raises(ValueError, match="shape of payoffs"):
         social_outcomes(PAYOFFS, jnp.zeros((3, 2), bool))
+
+
+def test_streaming_totals_match_the_trajectory_form_and_ignore_steps_after_the_end():
+    payoffs = jax.random.normal(jax.random.PRNGKey(0), (9, 3))
+    removed = jax.random.bernoulli(jax.random.PRNGKey(1), 0.3, (9, 3))
+    totals = empty_totals(3)
+    for t in range(12):  # three steps after the episode's end, masked out
+        row = min(t, 8)
+        totals = add_step(totals, payoffs[row] + 5.0 * (t > 8), removed[row], float(t < 9))
+    streamed = outcomes_from_totals(totals)
+    expected = social_outcomes(payoffs, removed)
+    for name in expected:
+        np.testing.assert_allclose(streamed[name], expected[name], rtol=1e-5)
