@@ -16,18 +16,24 @@ def trust_dilemma():
     return motivegym.make_jax("TrustDilemma-v0", max_steps=25)
 
 
+def trained_initial_and_random_welfare(algo: MultiAgentPPO, seed: int, eval_seed: int, episodes: int = 32):
+    """``((welfare per trained seed, untrained-policy welfare, Random welfare), training metrics)`` on shared eval keys."""
+    seeds = jax.random.split(jax.random.PRNGKey(seed), SEEDS)
+    runners, metrics = jax.jit(jax.vmap(algo.make_train(), in_axes=(0, None)))(seeds, 0)
+    eval_key = jax.random.PRNGKey(eval_seed)
+    trained = [float(episode_payoffs(algo, jax.tree.map(lambda x, s=s: x[s], runners), eval_key, episodes).sum(-1).mean()) for s in range(SEEDS)]
+    untrained_runner = {"networks": algo.init_networks(jax.random.PRNGKey(9)), "obs_stats": jax.tree.map(lambda x: x[0], runners["obs_stats"])}
+    initial = float(episode_payoffs(algo, untrained_runner, eval_key, episodes, "sample").sum(-1).mean())
+    random = float(episode_payoffs(algo, None, eval_key, episodes, "random").sum(-1).mean())
+    return (trained, initial, random), metrics
+
+
 @pytest.mark.parametrize("centralized", [False, True], ids=["ippo", "mappo"])
 def test_training_beats_initial_and_random_policies(trust_dilemma, centralized):
     env, params = trust_dilemma
     config = PPOConfig(total_steps=60_000, num_envs=16, num_steps=100, centralized_critic=centralized)
     algo = MultiAgentPPO(env, params, private(), config)
-    seeds = jax.random.split(jax.random.PRNGKey(0), SEEDS)
-    runners, metrics = jax.jit(jax.vmap(algo.make_train(), in_axes=(0, None)))(seeds, 0)
-    eval_key = jax.random.PRNGKey(123)
-    trained = [float(episode_payoffs(algo, jax.tree.map(lambda x, s=s: x[s], runners), eval_key, 32).sum(-1).mean()) for s in range(SEEDS)]
-    untrained_runner = {"networks": algo.init_networks(jax.random.PRNGKey(9)), "obs_stats": jax.tree.map(lambda x: x[0], runners["obs_stats"])}
-    initial = float(episode_payoffs(algo, untrained_runner, eval_key, 32, "sample").sum(-1).mean())
-    random = float(episode_payoffs(algo, None, eval_key, 32, "random").sum(-1).mean())
+    (trained, initial, random), metrics = trained_initial_and_random_welfare(algo, seed=0, eval_seed=123)
     assert min(trained) > initial + 500 and min(trained) > random + 500, (trained, initial, random)
     curve = np.asarray(metrics["episode_payoff"]).sum(-1).mean(0)
     assert curve[-5:].mean() > curve[:3].mean()
@@ -57,11 +63,5 @@ def test_training_on_a_discrete_dilemma_beats_initial_and_random_policies(centra
     env, params = motivegym.make_jax("PrisonersDilemma-v0", rounds=10)
     config = PPOConfig(total_steps=20_480, num_envs=16, num_steps=40, centralized_critic=centralized, ent_coef=0.01)
     algo = MultiAgentPPO(env, params, cooperative(), config)
-    seeds = jax.random.split(jax.random.PRNGKey(1), SEEDS)
-    runners, _ = jax.jit(jax.vmap(algo.make_train(), in_axes=(0, None)))(seeds, 0)
-    eval_key = jax.random.PRNGKey(7)
-    trained = [float(episode_payoffs(algo, jax.tree.map(lambda x, s=s: x[s], runners), eval_key, 32).sum(-1).mean()) for s in range(SEEDS)]
-    untrained_runner = {"networks": algo.init_networks(jax.random.PRNGKey(9)), "obs_stats": jax.tree.map(lambda x: x[0], runners["obs_stats"])}
-    initial = float(episode_payoffs(algo, untrained_runner, eval_key, 32, "sample").sum(-1).mean())
-    random = float(episode_payoffs(algo, None, eval_key, 32, "random").sum(-1).mean())
+    (trained, initial, random), _ = trained_initial_and_random_welfare(algo, seed=1, eval_seed=7)
     assert min(trained) > initial + 5 and min(trained) > random + 5, (trained, initial, random)
