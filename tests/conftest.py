@@ -4,10 +4,51 @@ import os
 # idle inside block_until_ready); single-threaded Eigen keeps the suite from hanging in CI.
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
+import faulthandler
+from pathlib import Path
+
 import jax
 import pytest
 
 import motivegym
+
+# Under xdist a killed worker's output is lost, so each test arms faulthandler to write its Python stacks to a
+# file shortly before pytest-timeout kills it; the controller prints those files in the terminal summary.
+HANG_DUMP_MARGIN_S = 20
+
+
+def hang_dump_dir(config: pytest.Config) -> Path:
+    return config.rootpath / ".pytest_cache" / "hang_stacks"
+
+
+@pytest.fixture(autouse=True)
+def dump_stacks_if_the_test_hangs(request):
+    timeout = float(request.config.getini("timeout") or 0)
+    if timeout <= HANG_DUMP_MARGIN_S:
+        yield
+        return
+    folder = hang_dump_dir(request.config)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{os.getpid()}.txt"
+    with open(path, "w") as handle:
+        handle.write(f"{request.node.nodeid} ran for {timeout - HANG_DUMP_MARGIN_S:.0f} s; Python stacks:\n")
+        handle.flush()
+        faulthandler.dump_traceback_later(timeout - HANG_DUMP_MARGIN_S, file=handle)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    path.unlink(missing_ok=True)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if hasattr(config, "workerinput"):  # only the xdist controller reports
+        return
+    folder = hang_dump_dir(config)
+    for path in sorted(folder.glob("*.txt")) if folder.exists() else []:
+        terminalreporter.section(f"hung test (stacks from {path.name})")
+        terminalreporter.write(path.read_text())
+        path.unlink()
 
 TR12_ENVS = [
     "TrustDilemma-v0",

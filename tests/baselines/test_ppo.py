@@ -28,6 +28,7 @@ def trained_initial_and_random_welfare(algo: MultiAgentPPO, seed: int, eval_seed
     return (trained, initial, random), metrics
 
 
+@pytest.mark.slow  # the discrete-dilemma test below is the default run's learning check
 @pytest.mark.parametrize("centralized", [False, True], ids=["ippo", "mappo"])
 def test_training_beats_initial_and_random_policies(trust_dilemma, centralized):
     env, params = trust_dilemma
