@@ -1,7 +1,8 @@
 import os
 
-# XLA's multi-threaded Eigen pool can deadlock on small CPU machines (seen once in a QMIX run:
-# idle inside block_until_ready); single-threaded Eigen keeps the suite from hanging in CI.
+# One XLA intra-op thread per xdist worker: two workers already fill the 2-core CI machine. (The CI hangs
+# once blamed on Eigen were batched LAPACK QR in network init deadlocking that pool; networks.py no longer
+# calls LAPACK, see test_networks.py.)
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 import faulthandler

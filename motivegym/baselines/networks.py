@@ -9,13 +9,39 @@ from jax.scipy.special import betaln, digamma
 Array = jax.Array
 
 
+def orthonormal_columns(matrix: Array) -> Array:
+    """Q of the QR factorisation with a positive diagonal of R, by Gram–Schmidt with one re-orthogonalisation.
+
+    Plain array ops instead of LAPACK's ``geqrf``: jaxlib runs a batched (vmapped) QR on XLA's intra-op
+    pool and waits on that same pool, so two concurrent QRs on a 2-thread pool deadlock (seen in CI and in
+    sweeps on 2 cores: idle in ``block_until_ready``). ``matrix`` is ``[m, n]`` with ``m ≥ n``.
+    """
+    rows, cols = matrix.shape
+
+    def next_column(j, q):
+        v = matrix[:, j]
+        for _ in range(2):  # classical Gram–Schmidt twice ("CGS2") is orthogonal to working precision
+            v = v - q @ (q.T @ v)  # columns ≥ j of q are still zero
+        return q.at[:, j].set(v / jnp.linalg.norm(v))
+
+    return jax.lax.fori_loop(0, cols, next_column, jnp.zeros((rows, cols), matrix.dtype))
+
+
+def orthogonal_init(key: Array, fan_in: int, fan_out: int, scale: float | Array = 1.0) -> Array:
+    """``scale · Q`` with Q Haar-distributed orthogonal ``[fan_in, fan_out]`` (Saxe et al. 2014; the same
+    matrix as ``jax.nn.initializers.orthogonal`` for the same key: QR of a Gaussian, signs fixed)."""
+    tall = jax.random.normal(key, (max(fan_in, fan_out), min(fan_in, fan_out)), jnp.float32)
+    q = orthonormal_columns(tall)
+    return scale * (q if fan_in >= fan_out else q.T)
+
+
 def mlp_init(key: Array, sizes: tuple[int, ...], final_scale: float = 0.01) -> list[dict]:
     """Orthogonal-initialised dense layers ``sizes[0] → … → sizes[-1]`` (last layer scaled down)."""
     keys = jax.random.split(key, len(sizes) - 1)
     layers = []
     for index, (k, fan_in, fan_out) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
         scale = final_scale if index == len(sizes) - 2 else jnp.sqrt(2.0)
-        weight = jax.nn.initializers.orthogonal(scale)(k, (fan_in, fan_out), jnp.float32)
+        weight = orthogonal_init(k, fan_in, fan_out, scale)
         layers.append({"w": weight, "b": jnp.zeros(fan_out, jnp.float32)})
     return layers
 
