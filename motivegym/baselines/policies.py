@@ -234,18 +234,25 @@ class Reciprocal(Policy):
 class EpisodeStats:
     """Totals of one episode (accumulated only while the episode is running).
 
-    ``reward_returns[l, i] = Σ_t r^l_{i,t}`` for every layer l; ``payoff_returns[i] = Σ_t π_{i,t}``;
-    ``cooperation_sum = Σ_t`` the step cooperation of :func:`cooperation_measure`; ``final_trust`` is ``info["mean_trust"]`` after the
-    last step (NaN if the env has none); ``length`` is the number of steps before ``done``; ``social`` holds
-    the running sums of the social outcome metrics (payoffs, and ``info["removed"]`` where the env reports it).
+    ``reward_returns[l, i] = Σ_t r^l_{i,t}`` for every layer l; ``cooperation_sum = Σ_t`` the step cooperation
+    of :func:`cooperation_measure`; ``final_trust`` is ``info["mean_trust"]`` after the last step (NaN if the
+    env has none); ``social`` holds the running sums of the social outcome metrics (payoffs, and
+    ``info["removed"]`` where the env reports it), which also give ``payoff_returns[i] = Σ_t π_{i,t}`` and
+    ``length``, the number of steps before ``done``.
     """
 
     reward_returns: Array
-    payoff_returns: Array
     cooperation_sum: Array
     final_trust: Array
-    length: Array
     social: SocialTotals
+
+    @property
+    def payoff_returns(self) -> Array:
+        return self.social.returns
+
+    @property
+    def length(self) -> Array:
+        return self.social.length
 
 
 def cooperation_measure(env: FunctionalEnv, params: Any):
@@ -283,10 +290,8 @@ def episode_rollout(
     cooperation_of = cooperation_measure(env, params)
     totals = EpisodeStats(
         reward_returns=jnp.zeros((len(layers), n), jnp.float32),
-        payoff_returns=jnp.zeros((n,), jnp.float32),
         cooperation_sum=jnp.float32(0.0),
         final_trust=initial_trust,
-        length=jnp.int32(0),
         social=empty_totals(n),
     )
 
@@ -305,10 +310,8 @@ def episode_rollout(
         reward_stack = jnp.stack(rewards) if rewards else jnp.zeros((0, n), jnp.float32)
         totals = EpisodeStats(
             reward_returns=totals.reward_returns + live * reward_stack,
-            payoff_returns=totals.payoff_returns + live * payoffs,
             cooperation_sum=totals.cooperation_sum + live * cooperation_of(actions, info),
             final_trust=jnp.where(alive, jnp.asarray(info.get("mean_trust", jnp.nan), jnp.float32), totals.final_trust),
-            length=totals.length + alive.astype(jnp.int32),
             social=add_step(totals.social, payoffs, info.get("removed", jnp.zeros((n,), bool)), live),
         )
         layer_states = jax.tree.map(lambda new, old: jnp.where(alive, new, old), tuple(new_layer_states), layer_states)
