@@ -24,7 +24,7 @@ def hang_dump_dir(config: pytest.Config) -> Path:
 
 @pytest.fixture(autouse=True)
 def dump_stacks_if_the_test_hangs(request):
-    timeout = float(request.config.getini("timeout") or 0)
+    timeout = float(request.config.getoption("timeout", None) or request.config.getini("timeout") or 0)  # --timeout wins
     if timeout <= HANG_DUMP_MARGIN_S:
         yield
         return
