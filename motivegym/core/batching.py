@@ -53,8 +53,12 @@ def random_actions(env: FunctionalEnv, params: Any, key: Array, batch_shape: tup
 
 
 def random_rollout(env: FunctionalEnv, params: Any, num_envs: int, num_steps: int) -> Callable[[Array], Array]:
-    """A jittable ``run(key) -> total payoff`` that steps ``num_envs`` envs ``num_steps`` times with
-    random actions and auto-reset (used by the throughput benchmark)."""
+    """A jittable ``run(key) -> total`` that steps ``num_envs`` envs ``num_steps`` times with random
+    actions and auto-reset (used by the throughput benchmark).
+
+    ``total`` sums payoffs *and observations*: a program that discarded the observations would let
+    XLA drop their computation, and a benchmark of it would overstate what a learner gets (3-4x on
+    the grid worlds)."""
     step = jax.vmap(auto_reset_step(env), in_axes=(0, 0, 0, None))
 
     def run(key: Array) -> Array:
@@ -65,8 +69,8 @@ def random_rollout(env: FunctionalEnv, params: Any, num_envs: int, num_steps: in
             states, key, total = carry
             key, action_key, step_key = jax.random.split(key, 3)
             actions = random_actions(env, params, action_key, (num_envs,))
-            states, _, payoffs, _, _ = step(jax.random.split(step_key, num_envs), states, actions, params)
-            return (states, key, total + jnp.sum(payoffs)), None
+            states, obs, payoffs, _, _ = step(jax.random.split(step_key, num_envs), states, actions, params)
+            return (states, key, total + jnp.sum(payoffs) + jnp.sum(obs)), None
 
         (_, _, total), _ = jax.lax.scan(body, (states, key, jnp.float32(0)), None, length=num_steps)
         return total

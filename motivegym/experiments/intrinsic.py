@@ -85,6 +85,14 @@ def achievement_shape(env, params) -> tuple[int, ...] | None:
     return tuple(info["achievements"].shape) if "achievements" in info else None
 
 
+def achievement_labels(env, params, shape: tuple[int, ...]) -> list[str]:
+    """One label per flattened flag: ``<name>_agent<i>`` for ``[n, K]`` flags named in ``static_info()["achievement_names"]``, else the index."""
+    names = env.static_info(params).get("achievement_names")
+    if len(shape) == 2 and names is not None and len(names) == shape[1]:
+        return [f"{name}_agent{i}" for i in range(shape[0]) for name in names]
+    return [str(j) for j in range(int(np.prod(shape)))]
+
+
 def evaluate_runner(algo, runner: dict, key: jax.Array, episodes: int, policy: str, has_achievements: bool) -> dict:
     """Payoff returns ``[episodes, n]`` and, with achievements, the flags ever set ``[episodes, …]`` (no auto-reset)."""
     from motivegym.baselines.normalization import normalize
@@ -180,6 +188,7 @@ def run_experiment(
     env, params = motivegym.make_jax(spec.id, **env_overrides)
     config = PPOConfig(total_steps=int(steps), num_envs=num_envs, num_steps=num_steps, **ALGORITHMS[algo])
     flags_shape = achievement_shape(env, params)
+    flag_labels = achievement_labels(env, params, flags_shape) if flags_shape is not None else []
     steps_per_update = config.num_envs * config.num_steps
     runs, curves = [], []
     for layer_name in layers:
@@ -198,7 +207,7 @@ def run_experiment(
             if flags_shape is not None:
                 unlocked = np.asarray(result["achievements"]).reshape(eval_episodes, -1)
                 row["achievements_unlocked"] = float(unlocked.sum(-1).mean())
-                row.update({f"achievement_{j}_rate": float(v) for j, v in enumerate(unlocked.mean(0))})
+                row.update({f"achievement_{label}_rate": float(v) for label, v in zip(flag_labels, unlocked.mean(0))})
             runs.append(row)
             for k, updates in enumerate(curve["updates"]):
                 curves.append({

@@ -3,7 +3,10 @@
 For each env: single-env steps/s through ``gymnasium.make`` and ``motivegym.parallel_env`` (random
 actions, resets on episode end), and batched env-steps/s of the jitted, vmapped step with
 same-step auto-reset over 1, 64, 1024, 8192 envs (a ``lax.scan`` of random-action steps; compile
-time excluded by a warm-up call; the timed call uses a fresh key).
+time excluded by a warm-up call; the timed call uses a fresh key). The batched program sums the
+observations into its result, so they are really computed. The batch is split across all local
+devices; on a CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=2 motivegym bench ...``
+makes two host devices so that both cores of a 2-core machine step envs.
 
 Single-env stepping is also measured in a child process pinned to one core (Linux): on a small
 CPU machine XLA's thunk executor hands small ops between its pool threads, and cross-core wake-ups
@@ -18,6 +21,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import jax
@@ -83,15 +87,40 @@ def single_env_steps_per_second(make_env, api: str, seconds: float, seed: int = 
     return float(np.median(rates))
 
 
-def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float) -> float:
-    """Env-steps/s of ``num_envs`` vmapped envs stepped in one jitted scan (compile excluded)."""
+def sharded_random_rollout(env, params, num_envs: int, num_steps: int, devices: list) -> Callable[[jax.Array], jax.Array]:
+    """A jitted ``run(key) -> [len(devices)] totals``: :func:`random_rollout` with the envs split evenly across ``devices``.
+
+    On a CPU host started with ``XLA_FLAGS=--xla_force_host_platform_device_count=K`` each of the
+    ``K`` host devices runs its share of the batch on its own thread, so all cores step envs.
+    """
+    from jax.sharding import Mesh, PartitionSpec
+
     from motivegym.core.batching import random_rollout
+
+    if num_envs % len(devices):
+        raise ValueError(f"{num_envs} envs do not split evenly across {len(devices)} devices")
+    local = random_rollout(env, params, num_envs // len(devices), num_steps)
+    mesh = Mesh(np.array(devices), ("devices",))
+    spec = PartitionSpec("devices")
+    # check_vma=False: the env state carried by the scan is created inside each shard
+    sharded = jax.shard_map(lambda keys: local(keys[0])[None], mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
+    return jax.jit(lambda key: sharded(jax.random.split(key, len(devices))))
+
+
+def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float) -> float:
+    """Env-steps/s of ``num_envs`` vmapped envs stepped in one jitted scan (compile excluded).
+
+    Observations are computed (see :func:`motivegym.core.batching.random_rollout`). The batch is
+    split across all local devices when it divides evenly (:func:`sharded_random_rollout`).
+    """
     from motivegym.core.registry import make_jax
 
     env, params = make_jax(env_id)
     num_steps = max(16, int(2_000_000 // num_envs))
     num_steps = min(num_steps, 2000)
-    run = jax.jit(random_rollout(env, params, num_envs, num_steps))
+    devices = jax.local_devices()
+    devices = devices if num_envs % len(devices) == 0 else devices[:1]
+    run = sharded_random_rollout(env, params, num_envs, num_steps, devices)
     run(jax.random.PRNGKey(0)).block_until_ready()  # compile + warm-up
     steps, start, calls = 0, time.perf_counter(), 0
     while time.perf_counter() - start < min_seconds or calls == 0:
@@ -172,7 +201,7 @@ def format_table(rows: list[ThroughputRow]) -> str:
 
 def bench_cli(env_ids: list[str], seconds: float, batch_sizes: tuple[int, ...], json_out: str | None, pinned: bool = True) -> int:
     rows = measure(env_ids, seconds, batch_sizes, pinned=pinned)
-    print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), numpy {np.__version__}")
+    print(f"jax {jax.__version__} on {jax.default_backend()} ({len(jax.local_devices())} x {jax.devices()[0].device_kind}), numpy {np.__version__}")
     print(format_table(rows))
     if json_out:
         with open(json_out, "w") as handle:

@@ -29,3 +29,16 @@ def test_random_rollout_is_deterministic_given_the_key():
     run = jax.jit(random_rollout(env, params, 8, 120))
     a, b, c = run(jax.random.PRNGKey(1)), run(jax.random.PRNGKey(1)), run(jax.random.PRNGKey(2))
     assert float(a) == float(b) and float(a) != float(c)
+
+
+def test_random_rollout_computes_the_observations_it_benchmarks():
+    base_env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=5)
+
+    class NaNObservations(type(base_env)):
+        """TrustDilemma whose observations are NaN: a rollout that really builds them returns NaN."""
+
+        def observe(self, state, params):
+            return super().observe(state, params) * jnp.nan
+
+    assert np.isfinite(float(jax.jit(random_rollout(base_env, params, 4, 12))(jax.random.PRNGKey(0))))
+    assert np.isnan(float(jax.jit(random_rollout(NaNObservations(), params, 4, 12))(jax.random.PRNGKey(0))))

@@ -9,6 +9,7 @@ import motivegym
 from motivegym.baselines.normalization import running_stats
 from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
 from motivegym.experiments.intrinsic import (
+    achievement_labels,
     achievement_shape,
     evaluate_runner,
     main,
@@ -79,3 +80,14 @@ def test_achievement_flags_are_ored_over_each_episode():
     networks["actor"][-1]["b"] = jnp.array([-8.0, 8.0])
     result = evaluate_runner(algo, runner, jax.random.PRNGKey(1), 3, "greedy", True)
     assert not np.asarray(result["achievements"]).any()
+
+
+def test_key_door_runs_report_named_door_achievements(tmp_path):
+    env, params = motivegym.make_jax("KeyDoorGift-v0")
+    assert achievement_labels(env, params, (2, 1)) == ["open_own_door_agent0", "open_own_door_agent1"]
+    assert achievement_labels(env, params, (3,)) == ["0", "1", "2"]
+    run_experiment("KeyDoorGift-v0", ["none"], seeds=1, steps=48, out=tmp_path, num_envs=2, num_steps=24, eval_episodes=2, max_steps=10)
+    (row,) = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    rates = [float(row[f"achievement_open_own_door_agent{i}_rate"]) for i in range(2)]
+    assert all(0.0 <= r <= 1.0 for r in rates)
+    assert float(row["achievements_unlocked"]) == pytest.approx(sum(rates))  # flags per episode = sum of per-flag rates

@@ -20,6 +20,8 @@ ACTION_NAMES = ("noop", "move_up", "move_down", "move_left", "move_right", "pick
 N_ACTIONS = len(ACTION_NAMES)
 NOOP, PICKUP_DROP = 0, 5
 NO_HOLDER = -1
+#: the one achievement per agent, reported as ``info["achievements"] [n, 1]``
+ACHIEVEMENT_NAMES = ("open_own_door",)
 
 
 def border_cells(size: int) -> np.ndarray:
@@ -109,6 +111,9 @@ class KeyDoorGift(FunctionalEnv):
       doors open (``n``), ``t/max_steps``.
     * **Payoff:** ``π_i = door_payoff·[i opened its door this step] + collective_payoff·[the last
       door opened this step]`` (each door opens once, so each term is paid at most once).
+    * **Info:** ``doors_open`` ``[n]``, ``achievements`` ``[n, 1]`` (the same flags under the
+      achievement name ``open_own_door``, for achievement-based evaluation), ``key_holder``
+      (``-1`` on the floor), ``all_doors_open``.
     * **Termination:** all doors open; truncation at ``max_steps``.
     * **Defaults:** 2 agents, 7×7 room, door_payoff 1, collective_payoff 3, max_steps 100.
     """
@@ -138,7 +143,7 @@ class KeyDoorGift(FunctionalEnv):
         return N_ACTIONS
 
     def static_info(self, params: KeyDoorParams) -> Info:
-        return {"action_names": ACTION_NAMES}
+        return {"action_names": ACTION_NAMES, "achievement_names": ACHIEVEMENT_NAMES}
 
     def reset(self, key: Array, params: KeyDoorParams) -> tuple[KeyDoorState, Array]:
         n, size = params.n_agents, params.size
@@ -169,7 +174,13 @@ class KeyDoorGift(FunctionalEnv):
         return state, self.observe(state, params), payoffs.astype(jnp.float32), info["terminated"] | info["truncated"], info
 
     def describe(self, state: KeyDoorState, params: KeyDoorParams) -> Info:
-        return {"step": state.t, "doors_open": state.doors_open, "key_holder": state.holder, "all_doors_open": jnp.all(state.doors_open)}
+        return {
+            "step": state.t,
+            "doors_open": state.doors_open,
+            "achievements": state.doors_open[:, None],
+            "key_holder": state.holder,
+            "all_doors_open": jnp.all(state.doors_open),
+        }
 
     # ----- observations -----
     def key_on_floor(self, state: KeyDoorState, params: KeyDoorParams) -> Array:

@@ -48,6 +48,8 @@ def test_key_holder_opens_its_own_door_by_stepping_into_it():
     assert list(np.asarray(state.doors_open)) == [True, False] and not bool(done)
     np.testing.assert_array_equal(state.positions, [[0, 3], [5, 3]])  # agent 1 without the key is blocked
     np.testing.assert_allclose(payoffs, [1.0, 0.0])
+    np.testing.assert_array_equal(info["achievements"], [[True], [False]])  # open_own_door, per agent
+    assert ENV.static_info(PARAMS)["achievement_names"] == ("open_own_door",)
     state, _, payoffs, *_ = act(state, [DOWN, NOOP])
     state, _, payoffs, *_ = act(state, [UP, NOOP])
     np.testing.assert_allclose(payoffs, [0.0, 0.0])  # the door payoff is paid once
