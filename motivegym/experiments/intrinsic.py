@@ -127,8 +127,10 @@ def chunk_sizes(num_updates: int, chunks: int = 10) -> list[int]:
     return [num_updates // chunks + (1 if k < num_updates % chunks else 0) for k in range(chunks)]
 
 
-def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intrinsic: bool) -> tuple[Any, dict]:
-    """Train all seeds (vmapped) in chunks; the curve holds welfare and the per-step intrinsic bonus per chunk."""
+def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intrinsic: bool, progress=None) -> tuple[Any, dict]:
+    """Train all seeds (vmapped) in chunks; the curve holds welfare and the per-step intrinsic bonus per chunk.
+
+    ``progress`` (a tqdm bar, optional) advances by the env steps per seed of each finished chunk."""
     from motivegym.baselines.ppo import MultiAgentPPO
 
     algo = MultiAgentPPO(env, params, reward_layer_, config)
@@ -141,6 +143,8 @@ def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intri
     for size in sizes:
         runners, metrics = run_all[size](runners)
         done_updates += size
+        if progress is not None:
+            progress.update(size * config.num_envs * config.num_steps)
         welfare = np.asarray(metrics["episode_payoff"]).sum(-1)  # [seeds, updates]
         finished = np.asarray(metrics["episodes"]) > 0
         curve["updates"].append(done_updates)
@@ -171,9 +175,12 @@ def run_experiment(
     eval_episodes: int = 32,
     eval_policy: str = "greedy",
     seed: int = 0,
+    progress: bool = True,
     **env_overrides: Any,
 ) -> dict:
     """Train and evaluate every layer; write the CSVs and plot; return ``{"runs", "summary", "curves"}`` rows."""
+    from tqdm import tqdm
+
     import motivegym
     from motivegym.baselines.ppo import PPOConfig
     from motivegym.core.errors import check_names
@@ -191,10 +198,12 @@ def run_experiment(
     flag_labels = achievement_labels(env, params, flags_shape) if flags_shape is not None else []
     steps_per_update = config.num_envs * config.num_steps
     runs, curves = [], []
+    bar = tqdm(total=len(layers) * config.num_updates * steps_per_update, desc=f"intrinsic {spec.id}", unit="step", unit_scale=True, disable=not progress)
     for layer_name in layers:
         reward = combined_layer(base, layer_name, coef)
         intrinsic = layer_name != NO_LAYER
-        (learner, runners), curve = train_layer(env, params, reward, config, seeds, seed, intrinsic)
+        bar.set_postfix_str(f"layer {layer_name}")
+        (learner, runners), curve = train_layer(env, params, reward, config, seeds, seed, intrinsic, bar)
         for s in range(seeds):
             runner = jax.tree.map(lambda x, s=s: x[s], runners)
             result = evaluate_runner(learner, runner, jax.random.PRNGKey(seed + 1), eval_episodes, eval_policy, flags_shape is not None)
@@ -215,6 +224,7 @@ def run_experiment(
                     "welfare": float(curve["welfare"][k, s]),
                     "bonus_per_step": float(curve["bonus"][k, s]) if intrinsic else "",
                 })  # fmt: skip
+    bar.close()
     summary = summarize_runs(runs, layers)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
