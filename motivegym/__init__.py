@@ -5,15 +5,22 @@ from configurable reward layers. JAX cores; Gymnasium, PettingZoo and functional
     env = gymnasium.make("motivegym/TrustDilemma-v0", reward="private")
     par = motivegym.parallel_env("TrustDilemma-v0", reward="integrated")
     env, params = motivegym.make_jax("TrustDilemma-v0")
+
+On import, motivegym sets two CPU-only XLA defaults that make small step programs fast on few-core
+hosts (see ``motivegym.core.cpu_defaults``; ``MOTIVEGYM_XLA_DEFAULTS=0`` turns them off).
 """
 
-from motivegym.adapters.pettingzoo_env import aec_env, parallel_env
-from motivegym.adapters.registration import register_gymnasium_envs
-from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax
-from motivegym.envs import coopetition as _coopetition  # noqa: F401  (registers the family)
-from motivegym.envs import matrix as _matrix  # noqa: F401
-from motivegym.envs import sparse as _sparse  # noqa: F401
-from motivegym.envs import spatial as _spatial  # noqa: F401
+from motivegym.core.cpu_defaults import apply_cpu_defaults
+
+CPU_DEFAULTS_APPLIED = apply_cpu_defaults()  # before any submodule creates a JAX array
+
+from motivegym.adapters.pettingzoo_env import aec_env, parallel_env  # noqa: E402
+from motivegym.adapters.registration import register_gymnasium_envs  # noqa: E402
+from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax  # noqa: E402
+from motivegym.envs import coopetition as _coopetition  # noqa: E402, F401  (registers the family)
+from motivegym.envs import matrix as _matrix  # noqa: E402, F401
+from motivegym.envs import sparse as _sparse  # noqa: E402, F401
+from motivegym.envs import spatial as _spatial  # noqa: E402, F401
 
 __version__ = "0.1.0"
 

@@ -33,7 +33,9 @@ def command_list(args: argparse.Namespace) -> int:
     for env_id in motivegym.list_envs(args.family):
         spec = motivegym.get_spec(env_id)
         env, params = motivegym.make_jax(env_id)
-        print(f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {env.max_episode_steps(params):>7}  {spec.mechanism}")
+        print(
+            f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {env.max_episode_steps(params):>7}  {spec.mechanism}"
+        )
     return 0
 
 
@@ -60,7 +62,9 @@ def command_run(args: argparse.Namespace) -> int:
     policy = rollout_policy(args.policy, env.action_space, np.random.default_rng(args.seed))
     obs, info = env.reset(seed=args.seed)
     names = env.unwrapped.agent_names
-    print(f"{args.env}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}")
+    print(
+        f"{args.env}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}"
+    )
     print(f"{'t':>4}  {'actions':<28} {'payoffs':<28} {'rewards':<28} {'mean trust':>10}")
     payoff_total = np.zeros(len(names))
     reward_total = np.zeros(len(names))
@@ -87,7 +91,13 @@ def command_bench(args: argparse.Namespace) -> int:
     for env_id in env_ids:
         motivegym.get_spec(env_id)
     sizes = tuple(int(b) for b in args.batch_sizes.split(","))
-    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json, pinned=not args.no_pinned)
+    return bench_cli(
+        [motivegym.get_spec(e).id for e in env_ids],
+        args.seconds,
+        sizes,
+        args.json,
+        compare=tuple(c for c in args.compare.split(",") if c and c != "none"),
+    )
 
 
 def command_validate(args: argparse.Namespace) -> int:
@@ -105,7 +115,18 @@ def command_eval(args: argparse.Namespace) -> int:
 def command_train(args: argparse.Namespace) -> int:
     from motivegym.baselines.train import train_cli
 
-    return train_cli(args.algo, args.env, args.reward, args.seeds, int(float(args.steps)), args.out, args.num_envs, args.num_steps, args.seed, args.bins)
+    return train_cli(
+        args.algo,
+        args.env,
+        args.reward,
+        args.seeds,
+        int(float(args.steps)),
+        args.out,
+        args.num_envs,
+        args.num_steps,
+        args.seed,
+        args.bins,
+    )
 
 
 def command_sweep(args: argparse.Namespace) -> int:
@@ -150,7 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=1.0, help="timed seconds per measurement")
     p.add_argument("--batch-sizes", default="1,64,1024,8192")
     p.add_argument("--json", default=None, help="also write the rows as JSON")
-    p.add_argument("--no-pinned", action="store_true", help="skip the single-env run pinned to one core")
+    p.add_argument(
+        "--compare",
+        default="defaults-off,pinned",
+        help="single-env child runs side by side: defaults-off (MOTIVEGYM_XLA_DEFAULTS=0), pinned (one core), or none",
+    )
     p.set_defaults(func=command_bench)
 
     p = sub.add_parser("validate", help="case-study validation rubrics run on our envs")

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from motivegym.cli import main
@@ -23,3 +25,12 @@ def test_bench_runs_a_tiny_measurement(capsys, tmp_path):
     assert main(["bench", "--envs", "TrustDilemma-v0", "--seconds", "0.05", "--batch-sizes", "1,8", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "| TrustDilemma-v0 | 2 |" in text and out.exists()
+    assert "Gymnasium, XLA defaults off" in text and "Gymnasium, 1 core pinned" in text
+    row = json.loads(out.read_text())[0]
+    assert set(row["compared_gymnasium_steps_per_s"]) == {"XLA defaults off", "1 core pinned"}
+    assert all(rate > 0 for rate in row["compared_gymnasium_steps_per_s"].values())
+
+
+def test_bench_refuses_an_unknown_comparison(capsys):
+    assert main(["bench", "--envs", "TrustDilemma-v0", "--seconds", "0.05", "--batch-sizes", "1", "--compare", "pined"]) == 2
+    assert "unknown comparison(s) ['pined']" in capsys.readouterr().err

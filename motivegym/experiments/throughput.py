@@ -8,9 +8,10 @@ observations into its result, so they are really computed. The batch is split ac
 devices; on a CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=2 motivegym bench ...``
 makes two host devices so that both cores of a 2-core machine step envs.
 
-Single-env stepping is also measured in a child process pinned to one core (Linux): on a small
-CPU machine XLA's thunk executor hands small ops between its pool threads, and cross-core wake-ups
-cost more than the ops. Pinning before JAX starts (``taskset -c 0 python ...``) removes that.
+Single-env Gymnasium stepping is also measured in child processes, side by side with this one
+(``--compare``): ``defaults-off`` runs with ``MOTIVEGYM_XLA_DEFAULTS=0`` (XLA's own CPU scheduler
+and asynchronous dispatch; see ``motivegym.core.cpu_defaults``), ``pinned`` is pinned to one core
+before JAX starts (Linux; ``taskset -c 0 python ...``), which removes cross-core wake-ups.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import jax
 import numpy as np
@@ -39,7 +40,8 @@ class ThroughputRow:
     gymnasium_steps_per_s: float
     pettingzoo_steps_per_s: float
     batched_env_steps_per_s: dict[int, float]
-    pinned_gymnasium_steps_per_s: float | None = None
+    #: single-env Gymnasium steps/s of the ``--compare`` child processes, by comparison name
+    compared_gymnasium_steps_per_s: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -137,71 +139,115 @@ def gymnasium_rates(env_ids: list[str], seconds: float) -> dict[str, float]:
     import motivegym  # noqa: F401  (registers the envs)
 
     return {
-        e: single_env_steps_per_second(functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True), "gymnasium", seconds)
+        e: single_env_steps_per_second(
+            functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True), "gymnasium", seconds
+        )
         for e in env_ids
     }
 
 
-def pinned_gymnasium_rates(env_ids: list[str], seconds: float) -> dict[str, float] | None:
-    """:func:`gymnasium_rates` in a child process pinned to one core before JAX starts (None off Linux)."""
-    if not hasattr(os, "sched_setaffinity"):
+#: child-process comparisons of ``motivegym bench --compare``: (column title, extra env vars, pin to one core)
+COMPARISONS: dict[str, tuple[str, dict[str, str], bool]] = {
+    "defaults-off": ("XLA defaults off", {"MOTIVEGYM_XLA_DEFAULTS": "0"}, False),
+    "pinned": ("1 core pinned", {}, True),
+}
+
+
+def child_gymnasium_rates(env_ids: list[str], seconds: float, comparison: str) -> dict[str, float] | None:
+    """:func:`gymnasium_rates` in a child process set up as ``COMPARISONS[comparison]`` says.
+
+    None for ``pinned`` where the OS has no CPU affinity (not Linux).
+    """
+    _, extra_env, pin = COMPARISONS[comparison]
+    if pin and not hasattr(os, "sched_setaffinity"):
         return None
-    core = min(os.sched_getaffinity(0))
+    preexec = None
+    if pin:
+        core = min(os.sched_getaffinity(0))
+        preexec = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
     code = "import json, sys; from motivegym.experiments.throughput import gymnasium_rates; print(json.dumps(gymnasium_rates(sys.argv[1].split(','), float(sys.argv[2]))))"
+    env = {k: v for k, v in os.environ.items() if k != "MOTIVEGYM_XLA_DEFAULTS"} | extra_env
     result = subprocess.run(
         [sys.executable, "-c", code, ",".join(env_ids), str(seconds)],
-        capture_output=True, text=True, check=True, preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+        capture_output=True,
+        text=True,
+        check=True,
+        preexec_fn=preexec,
+        env=env,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def measure(
-    env_ids: list[str], seconds: float = 1.0, batch_sizes: tuple[int, ...] = BATCH_SIZES, progress: bool = True, pinned: bool = True
+    env_ids: list[str],
+    seconds: float = 1.0,
+    batch_sizes: tuple[int, ...] = BATCH_SIZES,
+    progress: bool = True,
+    compare: tuple[str, ...] = tuple(COMPARISONS),
 ) -> list[ThroughputRow]:
     from tqdm import tqdm
 
     import motivegym
 
-    pinned_rates = pinned_gymnasium_rates(env_ids, seconds) if pinned else None
+    unknown = sorted(set(compare) - set(COMPARISONS))
+    if unknown:
+        raise ValueError(f"unknown comparison(s) {unknown}; valid: {sorted(COMPARISONS)}")
+    child_rates = {}
+    for name in compare:
+        rates = child_gymnasium_rates(env_ids, seconds, name)
+        if rates is not None:
+            child_rates[COMPARISONS[name][0]] = rates
     rows = []
     for env_id in tqdm(env_ids, desc="throughput", disable=not progress):
         gym_rate = gymnasium_rates([env_id], seconds)[env_id]
         pz_rate = single_env_steps_per_second(functools.partial(motivegym.parallel_env, env_id), "pettingzoo", seconds)
         batched = {b: batched_env_steps_per_second(env_id, b, seconds) for b in batch_sizes}
         env, params = motivegym.make_jax(env_id)
-        pinned_rate = None if pinned_rates is None else pinned_rates[env_id]
-        rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched, pinned_rate))
+        compared = {title: rates[env_id] for title, rates in child_rates.items()}
+        rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched, compared))
     return rows
 
 
 def format_table(rows: list[ThroughputRow]) -> str:
     """A markdown table; ratios vs the reference where the issue quotes a reference figure."""
     sizes = sorted({b for r in rows for b in r.batched_env_steps_per_s})
-    pinned = any(r.pinned_gymnasium_steps_per_s is not None for r in rows)
-    header = ["env", "n", "Gymnasium steps/s"] + (["Gymnasium, 1 core pinned"] if pinned else []) + ["PettingZoo steps/s"]
+    titles = list(dict.fromkeys(t for r in rows for t in r.compared_gymnasium_steps_per_s))
+    header = ["env", "n", "Gymnasium steps/s"] + [f"Gymnasium, {t}" for t in titles] + ["PettingZoo steps/s"]
     header += [f"batched {b} env-steps/s" for b in sizes]
-    header += ["ref steps/s", "Gymnasium / ref"] + (["pinned / ref"] if pinned else []) + [f"batched {sizes[-1]} / ref"]
+    header += ["ref steps/s", "Gymnasium / ref"] + [f"{t} / ref" for t in titles] + [f"batched {sizes[-1]} / ref"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         ref = REFERENCE_STEPS_PER_SECOND.get(r.env_id)
-        pinned_cells = [f"{r.pinned_gymnasium_steps_per_s:,.0f}" if r.pinned_gymnasium_steps_per_s is not None else "–"] if pinned else []
-        cells = [r.env_id, str(r.n_agents), f"{r.gymnasium_steps_per_s:,.0f}", *pinned_cells, f"{r.pettingzoo_steps_per_s:,.0f}"]
+        compared = [r.compared_gymnasium_steps_per_s.get(t) for t in titles]
+        cells = [r.env_id, str(r.n_agents), f"{r.gymnasium_steps_per_s:,.0f}"]
+        cells += [f"{c:,.0f}" if c is not None else "–" for c in compared]
+        cells += [f"{r.pettingzoo_steps_per_s:,.0f}"]
         cells += [f"{r.batched_env_steps_per_s[b]:,.0f}" for b in sizes]
         if ref:
             top = r.batched_env_steps_per_s[sizes[-1]]
             cells += [f"{ref:,.0f}", f"{r.gymnasium_steps_per_s / ref:.1f}x"]
-            if pinned:
-                cells.append(f"{r.pinned_gymnasium_steps_per_s / ref:.1f}x" if r.pinned_gymnasium_steps_per_s else "–")
+            cells += [f"{c / ref:.1f}x" if c is not None else "–" for c in compared]
             cells.append(f"{top / ref:,.0f}x")
         else:
-            cells += ["–"] * (4 if pinned else 3)
+            cells += ["–"] * (3 + len(titles))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def bench_cli(env_ids: list[str], seconds: float, batch_sizes: tuple[int, ...], json_out: str | None, pinned: bool = True) -> int:
-    rows = measure(env_ids, seconds, batch_sizes, pinned=pinned)
-    print(f"jax {jax.__version__} on {jax.default_backend()} ({len(jax.local_devices())} x {jax.devices()[0].device_kind}), numpy {np.__version__}")
+def bench_cli(
+    env_ids: list[str],
+    seconds: float,
+    batch_sizes: tuple[int, ...],
+    json_out: str | None,
+    compare: tuple[str, ...] = tuple(COMPARISONS),
+) -> int:
+    from motivegym.core.cpu_defaults import active_cpu_settings
+
+    rows = measure(env_ids, seconds, batch_sizes, compare=compare)
+    print(
+        f"jax {jax.__version__} on {jax.default_backend()} ({len(jax.local_devices())} x {jax.devices()[0].device_kind}), numpy {np.__version__}"
+    )
+    print(f"this process's CPU settings: {active_cpu_settings()}")
     print(format_table(rows))
     if json_out:
         with open(json_out, "w") as handle:
