@@ -87,6 +87,7 @@ def command_bench(args: argparse.Namespace) -> int:
     import motivegym
     from motivegym.experiments.throughput import bench_cli
 
+    prepare_host_devices(args.host_devices)
     env_ids = args.envs.split(",") if args.envs else motivegym.list_envs()
     for env_id in env_ids:
         motivegym.get_spec(env_id)
@@ -129,9 +130,23 @@ def command_train(args: argparse.Namespace) -> int:
     )
 
 
+def prepare_host_devices(requested: str) -> None:
+    """``--host-devices``: 'auto' = one XLA host device per core when JAX has not started yet; N = exactly N."""
+    from motivegym.core.cpu_defaults import backends_initialized, use_host_devices
+
+    if requested == "auto":
+        if not backends_initialized():
+            use_host_devices()
+        return
+    if not requested.isdigit():
+        raise ValueError(f"--host-devices must be 'auto' or a positive integer, got {requested!r}")
+    use_host_devices(int(requested))
+
+
 def command_sweep(args: argparse.Namespace) -> int:
     from motivegym.experiments.sweep import sweep_cli
 
+    prepare_host_devices(args.host_devices)
     return sweep_cli(args)
 
 
@@ -176,6 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="defaults-off,pinned",
         help="single-env child runs side by side: defaults-off (MOTIVEGYM_XLA_DEFAULTS=0), pinned (one core), or none",
     )
+    p.add_argument(
+        "--host-devices",
+        default="auto",
+        help="XLA host (CPU) devices to split batches over: auto (one per core, unless XLA_FLAGS sets it) or N",
+    )
     p.set_defaults(func=command_bench)
 
     p = sub.add_parser("validate", help="case-study validation rubrics run on our envs")
@@ -210,13 +230,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rewards", default=None, help="comma-separated reward layers (default private,integrated,cooperative)")
     p.add_argument("--algos", default=None, help="comma-separated algorithms: ippo, mappo (default ippo)")
     p.add_argument("--seeds", type=int, default=None, help="seeds per (env, algo, reward) (default 7)")
-    p.add_argument("--steps", default=None, help="env steps per run (default 1e6)")
+    p.add_argument(
+        "--steps",
+        default=None,
+        help="env steps per run (default 1e6), or 'reference': the reference benchmark's 500k/1M per env",
+    )
     p.add_argument("--num-envs", type=int, default=None)
     p.add_argument("--num-steps", type=int, default=None)
     p.add_argument("--eval-episodes", type=int, default=None)
     p.add_argument("--no-gap", action="store_true", help="skip solving the reference oracles (no Gap%%)")
     p.add_argument("--executor", default="local", help="local | ray")
     p.add_argument("--out", default="runs/sweep")
+    p.add_argument(
+        "--host-devices",
+        default="auto",
+        help="XLA host (CPU) devices to split batches over: auto (one per core, unless XLA_FLAGS sets it) or N",
+    )
     p.set_defaults(func=command_sweep)
 
     p = sub.add_parser("report", help="tables with bootstrap CIs, rankings and figures from a sweep directory")

@@ -76,3 +76,35 @@ def random_rollout(env: FunctionalEnv, params: Any, num_envs: int, num_steps: in
         return total
 
     return run
+
+
+def split_across_devices(batched_fn: Callable, devices: list) -> Callable:
+    """Run ``batched_fn`` (vmapped over the leading axis of every argument) with that axis split across ``devices``.
+
+    Each device gets a contiguous block and runs it without communication (``shard_map``). A batch
+    that does not divide evenly is padded with copies of its last element, and the padding is cut
+    from every output. On a CPU host started with ``XLA_FLAGS=--xla_force_host_platform_device_count=K``
+    the K host devices run on their own threads, so independent runs use all cores. Call it inside
+    ``jax.jit``; with one device it is ``batched_fn`` itself.
+    """
+    if len(devices) <= 1:
+        return batched_fn
+    import numpy as np
+    from jax.sharding import Mesh, PartitionSpec
+
+    mesh = Mesh(np.array(devices), ("devices",))
+    spec = PartitionSpec("devices")
+    # check_vma=False: carries created inside each shard (env states, optimiser states) are per-device
+    sharded = jax.shard_map(batched_fn, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
+
+    def run(*args: Any) -> Any:
+        size = jax.tree.leaves(args)[0].shape[0]
+        padded = -(-size // len(devices)) * len(devices)
+
+        def pad(x: Array) -> Array:
+            return jnp.concatenate([x, jnp.repeat(x[-1:], padded - size, axis=0)]) if padded > size else x
+
+        outputs = sharded(*jax.tree.map(pad, args))
+        return jax.tree.map(lambda x: x[:size], outputs)
+
+    return run

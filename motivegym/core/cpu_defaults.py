@@ -28,7 +28,8 @@ SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
 OPT_OUT_VARIABLE = "MOTIVEGYM_XLA_DEFAULTS"
 
 
-def _backends_initialized() -> bool:
+def backends_initialized() -> bool:
+    """Whether JAX has created its backends (after which XLA flags and client settings no longer apply)."""
     from jax._src import xla_bridge
 
     return xla_bridge.backends_are_initialized()
@@ -43,7 +44,7 @@ def apply_cpu_defaults() -> dict[str, bool]:
     applied = {"sequential_scheduler": False, "inline_dispatch": False}
     if os.environ.get(OPT_OUT_VARIABLE, "1").strip().lower() in {"0", "false", "no", "off"}:
         return applied
-    if _backends_initialized():
+    if backends_initialized():
         return applied
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_cpu_enable_concurrency_optimized_scheduler" not in flags:
@@ -62,3 +63,24 @@ def active_cpu_settings() -> dict[str, bool]:
         "sequential_scheduler": SCHEDULER_FLAG in flags,
         "inline_dispatch": not jax.config.read("jax_cpu_enable_async_dispatch"),
     }
+
+
+def use_host_devices(count: int | None = None) -> int:
+    """Make ``count`` XLA host (CPU) devices (default: one per usable core) so sharded work uses every core.
+
+    Returns the device count now requested. Leaves an explicit ``--xla_force_host_platform_device_count``
+    in ``XLA_FLAGS`` alone (and returns its value); raises once JAX's backends exist, because the flag
+    would then silently not apply.
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    for flag in flags.split():
+        if flag.startswith("--xla_force_host_platform_device_count="):
+            return int(flag.split("=", 1)[1])
+    if backends_initialized():
+        raise RuntimeError("use_host_devices() must run before JAX creates its backends (before the first array)")
+    if count is None:
+        count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
+    return count

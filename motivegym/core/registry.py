@@ -26,6 +26,7 @@ class EnvSpec:
     tier: str = ""  # e.g. "TR-1", "TR-2" for the coopetition family
     default_reward: str = "integrated"
     reference_oracle: str = ""  # name of the reference oracle for Gap%
+    reference_steps: int = 0  # the reference benchmark's training budget per run (env steps); 0: none
 
     @property
     def gymnasium_id(self) -> str:

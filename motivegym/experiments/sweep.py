@@ -1,8 +1,9 @@
 """Reward-type ablation sweeps (``motivegym sweep``): env × reward layer × algorithm × seed.
 
 All runs that share an env and an algorithm are ONE compiled program: the PPO training function is
-``vmap``-ed over (seed, reward-layer index) pairs, and the greedy evaluation of every run is one more
-vmapped call. Each finished run is written atomically to ``OUT/runs/<run>.json`` (and its learning
+``vmap``-ed over (seed, reward-layer index) pairs, split across the local devices (on a CPU host,
+``motivegym sweep`` makes one XLA host device per core, so both cores of a 2-core machine train), and
+the greedy evaluation of every run is one more vmapped call. Each finished run is written atomically to ``OUT/runs/<run>.json`` (and its learning
 curve to ``OUT/curves/<run>.csv``); a rerun skips runs whose file exists, so an interrupted sweep
 resumes where it stopped. A group that raises is recorded in ``OUT/failures/`` and the sweep goes on.
 ``OUT/results.csv`` (one row per run × evaluation) and its Croissant metadata ``OUT/croissant.json``
@@ -44,13 +45,15 @@ RESULT_COLUMNS = (
 
 @dataclasses.dataclass(frozen=True)
 class SweepSpec:
-    """What to run. ``steps`` is the training budget per run in env steps (summed over parallel envs)."""
+    """What to run. ``steps`` is the training budget per run in env steps (summed over parallel envs),
+    or ``"reference"``: each env's budget in the reference benchmark (500k or 1M, ``EnvSpec.reference_steps``).
+    """
 
     envs: tuple[str, ...]
     rewards: tuple[str, ...] = ("private", "integrated", "cooperative")
     algos: tuple[str, ...] = ("ippo",)
     seeds: int = 7
-    steps: int = 1_000_000
+    steps: int | str = 1_000_000
     num_envs: int = 16
     num_steps: int = 128
     eval_episodes: int = 16
@@ -67,12 +70,38 @@ class SweepSpec:
         object.__setattr__(self, "envs", tuple(get_spec(e).id for e in self.envs))
         for reward in self.rewards:
             reward_layer(reward)
-        if self.seeds < 1 or self.steps < 1 or self.eval_episodes < 1:
-            raise ValueError(f"seeds, steps and eval_episodes must be positive, got {self.seeds}, {self.steps}, {self.eval_episodes}")
+        if isinstance(self.steps, str):
+            if self.steps != REFERENCE_BUDGET:
+                raise ValueError(f"steps must be a number of env steps or {REFERENCE_BUDGET!r}, got {self.steps!r}")
+            missing = [e for e in self.envs if not get_spec(e).reference_steps]
+            if missing:
+                raise ValueError(
+                    f"steps={REFERENCE_BUDGET!r}: {missing} have no reference training budget (only the coopetition family has one)"
+                )
+        if self.seeds < 1 or self.eval_episodes < 1 or (isinstance(self.steps, int) and self.steps < 1):
+            raise ValueError(
+                f"seeds, steps and eval_episodes must be positive, got {self.seeds}, {self.steps}, {self.eval_episodes}"
+            )
+
+    def budget(self, env_id: str) -> int:
+        """Training env steps per run of ``env_id``."""
+        return run_budget(self.steps, env_id)
 
     def runs(self) -> list[tuple[str, str, str, int]]:
         """Every ``(env, algo, reward, seed)`` in a fixed order."""
         return [(e, a, r, s) for e in self.envs for a in self.algos for r in self.rewards for s in range(self.seeds)]
+
+
+REFERENCE_BUDGET = "reference"
+
+
+def run_budget(steps: int | str, env_id: str) -> int:
+    """``steps`` itself, or the env's reference budget when ``steps == "reference"``."""
+    if steps == REFERENCE_BUDGET:
+        from motivegym.core.registry import get_spec
+
+        return get_spec(env_id).reference_steps
+    return int(steps)
 
 
 def load_spec_file(path: str | Path) -> dict[str, Any]:
@@ -150,18 +179,22 @@ def run_group(env_id: str, algo: str, pending: list[tuple[str, int]], spec: Swee
     """
     import motivegym
     from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
+    from motivegym.core.batching import split_across_devices
     from motivegym.experiments.evaluation import episode_keys, gap_percent, rollout_batch, summarize
     from motivegym.reward_layers import reward_layer
 
     env, params = motivegym.make_jax(env_id)
     registry_row = motivegym.get_spec(env_id)
     rewards = tuple(dict.fromkeys(r for r, _ in pending))
-    config = PPOConfig(total_steps=spec.steps, num_envs=spec.num_envs, num_steps=spec.num_steps, **SWEEP_ALGORITHMS[algo])
+    config = PPOConfig(
+        total_steps=spec.budget(env_id), num_envs=spec.num_envs, num_steps=spec.num_steps, **SWEEP_ALGORITHMS[algo]
+    )
     learner = MultiAgentPPO(env, params, rewards, config)
     keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in pending])
     reward_index = jnp.asarray([rewards.index(r) for r, _ in pending], jnp.int32)
     start = time.perf_counter()
-    runners, metrics = jax.jit(jax.vmap(learner.make_train()))(keys, reward_index)
+    train = split_across_devices(jax.vmap(learner.make_train()), jax.local_devices())
+    runners, metrics = jax.jit(train)(keys, reward_index)
     jax.block_until_ready(metrics)
     policy_states = {"networks": runners["networks"], "obs_stats": runners["obs_stats"]}
     layers = tuple(reward_layer(r) for r in rewards)
@@ -220,7 +253,7 @@ def pending_groups(spec: SweepSpec, out: Path) -> dict[tuple[str, str], list[tup
     """Runs without a result file, grouped by (env, algo)."""
     groups: dict[tuple[str, str], list[tuple[str, int]]] = {}
     for env_id, algo, reward, seed in spec.runs():
-        if not (out / "runs" / f"{run_name(env_id, algo, reward, seed, spec.steps)}.json").exists():
+        if not (out / "runs" / f"{run_name(env_id, algo, reward, seed, spec.budget(env_id))}.json").exists():
             groups.setdefault((env_id, algo), []).append((reward, seed))
     return groups
 
@@ -286,7 +319,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: str = "local", progres
         else:
             (out / "failures" / f"{env_id}__{algo}.json").unlink(missing_ok=True)
             for row in result:
-                save_run(out, {**row, "_budget": spec.steps})
+                save_run(out, {**row, "_budget": spec.budget(env_id)})
         bar.update(len(pending))
 
     EXECUTORS[executor](tasks, on_done)
@@ -351,7 +384,7 @@ def sweep_cli(args: Any) -> int:
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
     if args.steps is not None:
-        settings["steps"] = int(float(args.steps))
+        settings["steps"] = args.steps if args.steps == REFERENCE_BUDGET else int(float(args.steps))
     if args.no_gap:
         settings["oracle_gap"] = False
     if "envs" not in settings:

@@ -60,3 +60,25 @@ def test_opt_out_variable_turns_everything_off(value):
 def test_nothing_is_applied_once_jax_backends_exist():
     result = run_probe({}, pre="import jax, jax.numpy as jnp\njnp.zeros(1).block_until_ready()")
     assert result["applied"] == {"sequential_scheduler": False, "inline_dispatch": False}
+
+
+def test_use_host_devices_makes_one_device_per_request_and_respects_xla_flags():
+    code = "import motivegym, jax\nfrom motivegym.core.cpu_defaults import use_host_devices\nprint(json.dumps({{'n': use_host_devices({n}), 'devices': len(jax.devices())}}))"
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    for flags, n, expected in (("", 3, 3), ("--xla_force_host_platform_device_count=2", 3, 2)):
+        script = "import json\n" + code.format(n=n)
+        done = subprocess.run([sys.executable, "-c", script], env={**env, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"},
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == {"n": expected, "devices": expected}
+
+
+def test_use_host_devices_refuses_once_jax_has_started():
+    import jax.numpy as jnp
+
+    from motivegym.core.cpu_defaults import use_host_devices
+
+    jnp.zeros(1).block_until_ready()
+    if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+        pytest.skip("this test process already fixed its host device count")
+    with pytest.raises(RuntimeError, match="before JAX creates its backends"):
+        use_host_devices(2)

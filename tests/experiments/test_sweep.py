@@ -121,6 +121,29 @@ def test_spec_errors_are_clear(tmp_path):
     assert load_spec_file(good) == {"envs": ["TrustDilemma-v0", "StagHunt-v0"], "seeds": 3}
 
 
+def test_reference_budget_follows_the_reference_categories():
+    spec = SweepSpec(envs=("TrustDilemma-v0", "PlatformEcosystem-v0", "ApacheProject-v0", "GiftExchange-v0"), steps="reference")
+    assert [spec.budget(e) for e in spec.envs] == [500_000, 1_000_000, 1_000_000, 1_000_000]
+    assert SweepSpec(envs=("TrustDilemma-v0",), steps=4096).budget("TrustDilemma-v0") == 4096
+    with pytest.raises(ValueError, match="no reference training budget"):
+        SweepSpec(envs=("TrustDilemma-v0", "Harvest-v0"), steps="reference")
+    with pytest.raises(ValueError, match="number of env steps or 'reference'"):
+        SweepSpec(envs=("TrustDilemma-v0",), steps="refrence")
+
+
+def test_reference_budget_names_runs_by_each_envs_budget(tmp_path, monkeypatch):
+    budgets = {"TrustDilemma-v0": 1024, "PlatformEcosystem-v0": 2048}
+    monkeypatch.setattr(sweep, "run_budget", lambda steps, env_id: budgets[env_id] if steps == "reference" else int(steps))
+    spec = SweepSpec(envs=tuple(budgets), rewards=("private",), seeds=1, steps="reference", num_envs=4, num_steps=64,
+                     eval_episodes=2, oracle_gap=False)  # fmt: skip
+    run_sweep(spec, tmp_path, progress=False)
+    names = sorted(p.stem for p in (tmp_path / "runs").glob("*.json"))
+    assert names == ["PlatformEcosystem-v0__ippo__private__seed0__2048", "TrustDilemma-v0__ippo__private__seed0__1024"]
+    rows = {r["env"]: r for r in read_results(tmp_path / "results.csv")}
+    assert rows["TrustDilemma-v0"]["steps"] == 1024 and rows["PlatformEcosystem-v0"]["steps"] == 2048
+    assert write_report(tmp_path).exists()  # the report finds each run's learning curve under its own budget
+
+
 def test_bootstrap_intervals():
     mean, low, high = bootstrap_ci([1.0, 2.0, 3.0, 4.0, 5.0])
     assert mean == 3.0 and 1.0 <= low < 3.0 < high <= 5.0
@@ -161,3 +184,35 @@ def test_ray_executor_gives_the_same_table(tmp_path):
 
     assert comparable(remote) == comparable(local)
     np.testing.assert_array_equal([r["welfare"] for r in remote], [r["welfare"] for r in local])
+
+
+SPLIT_SWEEP = """
+import json, sys, jax
+from motivegym.cli import main
+assert main(sys.argv[1:]) == 0
+print(json.dumps({"devices": len(jax.local_devices())}))
+"""
+
+
+def test_runs_split_across_two_host_devices_match_one_device(tmp_path):
+    """3 seeds over 2 host devices (one padded run): the same table as one device."""
+    import os
+    import subprocess
+    import sys
+
+    args = ["sweep", "--envs", "PrisonersDilemma-v0", "--rewards", "private", "--seeds", "3", "--steps", "512",
+            "--num-envs", "4", "--num-steps", "64", "--eval-episodes", "2", "--no-gap"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    report = {}
+    for devices in ("1", "2"):
+        out = tmp_path / devices
+        done = subprocess.run([sys.executable, "-c", SPLIT_SWEEP, *args, "--host-devices", devices, "--out", str(out)],
+                              env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        report[devices] = json.loads(done.stdout.strip().splitlines()[-1])["devices"]
+    assert report == {"1": 1, "2": 2}
+    one, two = (sorted(read_results(tmp_path / d / "results.csv"), key=lambda r: r["seed"]) for d in ("1", "2"))
+    assert [r["seed"] for r in two] == [0, 1, 2]
+    for a, b in zip(one, two):
+        assert b["welfare"] == pytest.approx(a["welfare"], rel=1e-4)
+        assert b["training_reward"] == pytest.approx(a["training_reward"], rel=1e-4)

@@ -47,7 +47,16 @@ COOPETITION_ENVS = [
     (AppleAppStore, "case study: platform reciprocity", "TR-4", "Oracle_ReciprocityEquilibrium", "reciprocity"),
 ]
 
+#: the reference benchmark's training budget per run by environment module (spec §2.7, ``experiments/config.py``):
+#: 500k for the dyadic, benchmark, validated (case-study) and extended categories, 1M for ecosystem,
+#: collective-action and reciprocity
+REFERENCE_STEPS_BY_MODULE = {
+    "dyadic": 500_000, "benchmark": 500_000, "case_studies": 500_000, "extended": 500_000,
+    "ecosystem": 1_000_000, "collective_action": 1_000_000, "reciprocity_envs": 1_000_000,
+}  # fmt: skip
+
 for _cls, _mechanism, _tier, _oracle, *_reward in COOPETITION_ENVS:
-    register(EnvSpec(f"{_cls.name}-v0", _cls, "coopetition", _mechanism, _tier, (_reward or ["integrated"])[0], _oracle))
+    _steps = REFERENCE_STEPS_BY_MODULE[_cls.__module__.rsplit(".", 1)[-1]]
+    register(EnvSpec(f"{_cls.name}-v0", _cls, "coopetition", _mechanism, _tier, (_reward or ["integrated"])[0], _oracle, _steps))
 
 __all__ = ["CoopetitionEnv", "CoopetitionParams", "CoopetitionState"] + [c.__name__ for c, *_ in COOPETITION_ENVS]
