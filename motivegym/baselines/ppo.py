@@ -134,13 +134,28 @@ class MultiAgentPPO:
 
     def value(self, networks: dict, obs: Array, global_state: Array) -> Array:
         if self.config.centralized_critic:
-            shared = jnp.broadcast_to(global_state[..., None, :], obs.shape[:-1] + (global_state.shape[-1],))
-            ids = jnp.broadcast_to(self.agent_ids, obs.shape[:-1] + (self.n_agents,))
-            inputs = jnp.concatenate([shared, ids], axis=-1)
-            if self.config.share_parameters:
-                return mlp_apply(networks["critic"], inputs)[..., 0]
-            return self._per_agent(networks["critic"], inputs)[..., 0]
+            return self._centralized_value(networks["critic"], global_state)
         return self._per_agent(networks["critic"], self._id_input(obs))[..., 0]
+
+    def _centralized_value(self, layers: list[dict], global_state: Array) -> Array:
+        """MAPPO critic ``V_i = MLP_i([s, onehot_i])`` for every agent, ``[..., n]`` from ``s [..., S]``.
+
+        The first dense layer is split as ``s @ W_s + W_id[i] + b``: the same numbers as the layer on
+        the concatenation, without materialising n copies of the global state (ApacheProject: 40 agents
+        × 4,921 state floats per sample), and one wide matrix product instead of n narrow ones.
+        """
+        first, rest = layers[0], layers[1:]
+        size, n = self.state_size, self.n_agents
+        if self.config.share_parameters:  # first["w"]: [S + n, H]
+            hidden = (global_state @ first["w"][:size])[..., None, :] + first["w"][size:] + first["b"]
+        else:  # first["w"]: [n, S + n, H], one critic per agent
+            agent = jnp.arange(n)
+            hidden = jnp.einsum("...s,nsh->...nh", global_state, first["w"][:, :size]) + first["w"][agent, size + agent] + first["b"]
+        if not rest:
+            return hidden[..., 0]
+        hidden = jnp.tanh(hidden)
+        out = mlp_apply(rest, hidden) if self.config.share_parameters else self._per_agent(rest, hidden)
+        return out[..., 0]
 
     def sample(self, key: Array, output: Array) -> tuple[Array, Array]:
         """``(raw action, log-prob)``; raw is in (0, 1) (continuous) or an index (discrete)."""

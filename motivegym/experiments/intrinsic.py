@@ -132,12 +132,15 @@ def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intri
 
     ``progress`` (a tqdm bar, optional) advances by the env steps per seed of each finished chunk."""
     from motivegym.baselines.ppo import MultiAgentPPO
+    from motivegym.core.batching import split_across_devices
 
     algo = MultiAgentPPO(env, params, reward_layer_, config)
     _, init, run = algo.make_stages()
     sizes = chunk_sizes(config.num_updates)
-    run_all = {size: jax.jit(jax.vmap(lambda r, size=size: run(r, size))) for size in set(sizes)}
-    runners = jax.jit(jax.vmap(init, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(seed), seeds), 0)
+    devices = jax.local_devices()  # seeds split across devices (one XLA host device per core from main())
+    run_all = {size: jax.jit(split_across_devices(jax.vmap(lambda r, size=size: run(r, size)), devices)) for size in set(sizes)}
+    init_all = jax.jit(split_across_devices(jax.vmap(lambda key: init(key, 0)), devices))
+    runners = init_all(jax.random.split(jax.random.PRNGKey(seed), seeds))
     curve: dict[str, list] = {"updates": [], "welfare": [], "bonus": []}
     done_updates, previous_bonus = 0, np.zeros(seeds)
     for size in sizes:
@@ -310,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-policy", default="greedy", choices=EVAL_POLICIES)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    from motivegym.core.cpu_defaults import backends_initialized, use_host_devices
+
+    if not backends_initialized():  # a fresh process: one XLA host device per core, so every core trains
+        use_host_devices()
     try:
         layers = parse_layers(args.layers)
         result = run_experiment(

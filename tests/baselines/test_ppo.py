@@ -66,3 +66,24 @@ def test_training_on_a_discrete_dilemma_beats_initial_and_random_policies(centra
     algo = MultiAgentPPO(env, params, cooperative(), config)
     (trained, initial, random), _ = trained_initial_and_random_welfare(algo, seed=1, eval_seed=7)
     assert min(trained) > initial + 5 and min(trained) > random + 5, (trained, initial, random)
+
+
+@pytest.mark.parametrize("share", [True, False], ids=["shared", "per-agent"])
+@pytest.mark.parametrize("hidden", [(16, 8), ()], ids=["mlp", "linear"])
+def test_centralized_critic_equals_the_dense_network_on_state_and_agent_id(share, hidden):
+    """MAPPO's critic is MLP_i([global state, one-hot i]) for every agent i (computed without n state copies)."""
+    from motivegym.baselines.networks import mlp_apply
+
+    env, params = motivegym.make_jax("PlatformEcosystem-v0")
+    algo = MultiAgentPPO(env, params, (private(),), PPOConfig(centralized_critic=True, share_parameters=share, hidden_sizes=hidden))
+    networks = algo.init_networks(jax.random.PRNGKey(1))
+    networks = jax.tree.map(lambda w: w + 0.1 * jax.random.normal(jax.random.PRNGKey(2), w.shape), networks)  # non-zero biases
+    n, batch = algo.n_agents, (3, 2)
+    state = jax.random.normal(jax.random.PRNGKey(3), batch + (algo.state_size,))
+    obs = jax.random.normal(jax.random.PRNGKey(4), batch + (n, algo.obs_size))
+    values = np.asarray(algo.value(networks, obs, state))
+    assert values.shape == batch + (n,)
+    for i in range(n):
+        inputs = np.concatenate([np.asarray(state), np.broadcast_to(np.eye(n)[i], batch + (n,))], axis=-1)
+        layers = networks["critic"] if share else jax.tree.map(lambda w, i=i: w[i], networks["critic"])
+        np.testing.assert_allclose(values[..., i], np.asarray(mlp_apply(layers, inputs))[..., 0], rtol=2e-4, atol=2e-4)
