@@ -5,8 +5,8 @@ actions, resets on episode end), and batched env-steps/s of the jitted, vmapped 
 same-step auto-reset over 1, 64, 1024, 8192 envs (a ``lax.scan`` of random-action steps; compile
 time excluded by a warm-up call; the timed call uses a fresh key). The batched program sums the
 observations into its result, so they are really computed. The batch is split across all local
-devices; on a CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=2 motivegym bench ...``
-makes two host devices so that both cores of a 2-core machine step envs.
+devices; on a CPU host ``motivegym bench`` first makes one XLA host device per core (``--host-devices``),
+so both cores of a 2-core machine step envs.
 
 Single-env Gymnasium stepping is also measured in child processes, side by side with this one
 (``--compare``): ``defaults-off`` runs with ``MOTIVEGYM_XLA_DEFAULTS=0`` (XLA's own CPU scheduler
@@ -95,18 +95,13 @@ def sharded_random_rollout(env, params, num_envs: int, num_steps: int, devices: 
     On a CPU host started with ``XLA_FLAGS=--xla_force_host_platform_device_count=K`` each of the
     ``K`` host devices runs its share of the batch on its own thread, so all cores step envs.
     """
-    from jax.sharding import Mesh, PartitionSpec
-
-    from motivegym.core.batching import random_rollout
+    from motivegym.core.batching import random_rollout, split_across_devices
 
     if num_envs % len(devices):
         raise ValueError(f"{num_envs} envs do not split evenly across {len(devices)} devices")
     local = random_rollout(env, params, num_envs // len(devices), num_steps)
-    mesh = Mesh(np.array(devices), ("devices",))
-    spec = PartitionSpec("devices")
-    # check_vma=False: the env state carried by the scan is created inside each shard
-    sharded = jax.shard_map(lambda keys: local(keys[0])[None], mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
-    return jax.jit(lambda key: sharded(jax.random.split(key, len(devices))))
+    run = split_across_devices(jax.vmap(local), devices)  # one key, and one share of the envs, per device
+    return jax.jit(lambda key: run(jax.random.split(key, len(devices))))
 
 
 def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float) -> float:
