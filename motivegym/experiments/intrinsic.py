@@ -227,15 +227,22 @@ def run_experiment(
                     "welfare": float(curve["welfare"][k, s]),
                     "bonus_per_step": float(curve["bonus"][k, s]) if intrinsic else "",
                 })  # fmt: skip
+        # after every layer, so a long experiment that is stopped keeps the layers it finished
+        done = layers[: layers.index(layer_name) + 1]
+        summary = write_outputs(Path(out), runs, curves, done, f"{algo.upper()} on {spec.id}: {base} + {coef:g}·layer")
     bar.close()
+    return {"runs": runs, "summary": summary, "curves": curves}
+
+
+def write_outputs(out_dir: Path, runs: list[dict], curves: list[dict], layers: list[str], title: str) -> list[dict]:
+    """Write runs.csv, summary.csv, curves.csv and intrinsic.png for the finished ``layers``; return the summary."""
     summary = summarize_runs(runs, layers)
-    out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(out_dir / "runs.csv", runs)
     write_csv(out_dir / "summary.csv", summary)
     write_csv(out_dir / "curves.csv", curves)
-    plot_comparison(curves, summary, layers, out_dir / "intrinsic.png", f"{algo.upper()} on {spec.id}: {base} + {coef:g}·layer")
-    return {"runs": runs, "summary": summary, "curves": curves}
+    plot_comparison(curves, summary, layers, out_dir / "intrinsic.png", title)
+    return summary
 
 
 def summarize_runs(runs: list[dict], layers: list[str]) -> list[dict]:
@@ -251,11 +258,16 @@ def summarize_runs(runs: list[dict], layers: list[str]) -> list[dict]:
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    fields = list(dict.fromkeys(k for row in rows for k in row))
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
+    """Atomically (a stopped run never leaves half a table)."""
+    import io
+
+    from motivegym.experiments.sweep import write_atomic
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(dict.fromkeys(k for row in rows for k in row)), restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, buffer.getvalue())
 
 
 def plot_comparison(curves: list[dict], summary: list[dict], layers: list[str], path: Path, title: str) -> None:

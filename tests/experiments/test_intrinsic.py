@@ -58,6 +58,27 @@ def test_tiny_run_writes_tables_and_plot(tmp_path):
     assert len(result["runs"]) == 4
 
 
+def test_a_stopped_experiment_keeps_the_layers_it_finished(tmp_path, monkeypatch):
+    from motivegym.experiments import intrinsic
+
+    real_train_layer, calls = intrinsic.train_layer, []
+
+    def train_then_stop(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the session ends during the second layer
+        return real_train_layer(*args, **kwargs)
+
+    monkeypatch.setattr(intrinsic, "train_layer", train_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, steps=48, out=tmp_path, num_envs=2, num_steps=24,
+                       eval_episodes=2, max_steps=20)  # fmt: skip
+    runs = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    assert [(r["layer"], r["seed"]) for r in runs] == [("none", "0"), ("none", "1"), ("none", "2")]
+    assert {r["layer"] for r in csv.DictReader(open(tmp_path / "summary.csv"))} == {"none"}
+    assert (tmp_path / "intrinsic.png").exists()
+
+
 def test_achievement_flags_are_ored_over_each_episode():
     base_env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=6)
 
