@@ -3,7 +3,8 @@
     python benchmarks/sweep_time.py [--algos ippo,mappo] [--updates 4] [--envs ...] [--json out.json]
 
 For each env × algorithm this builds exactly the program ``motivegym sweep --steps reference`` runs
-(all 21 runs vmapped, split across one XLA host device per core), compiles it ahead of time
+(``motivegym.experiments.sweep.group_program``: all 21 runs vmapped, split across one XLA host
+device per core), compiles it ahead of time
 (timed), then times ``--updates`` PPO updates of all 21 runs. PPO's cost is linear in the number of
 updates (every update is the same rollout + epochs), so a group's training time at the reference
 budget is ``time per update × budget / (num_envs × num_steps)``; the table prints that projection
@@ -26,24 +27,17 @@ import json  # noqa: E402
 import time  # noqa: E402
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 
 import motivegym  # noqa: E402
-from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig  # noqa: E402
-from motivegym.core.batching import split_across_devices  # noqa: E402
-from motivegym.experiments.sweep import SWEEP_ALGORITHMS  # noqa: E402
+from motivegym.experiments.sweep import group_program  # noqa: E402
 
 REWARDS = ("private", "integrated", "cooperative")
 SEEDS = 7
 
 
 def time_group(env_id: str, algo: str, updates: int, num_envs: int = 16, num_steps: int = 128) -> dict:
-    env, params = motivegym.make_jax(env_id)
-    config = PPOConfig(total_steps=updates * num_envs * num_steps, num_envs=num_envs, num_steps=num_steps, **SWEEP_ALGORITHMS[algo])
-    learner = MultiAgentPPO(env, params, REWARDS, config)
-    train = jax.jit(split_across_devices(jax.vmap(learner.make_train()), jax.local_devices()))
-    keys = jnp.stack([jax.random.PRNGKey(seed) for _ in REWARDS for seed in range(SEEDS)])
-    reward_index = jnp.repeat(jnp.arange(len(REWARDS)), SEEDS)
+    pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
+    learner, train, keys, reward_index = group_program(env_id, algo, pending, updates * num_envs * num_steps, num_envs, num_steps)
     start = time.perf_counter()
     compiled = train.lower(keys, reward_index).compile()
     compile_s = time.perf_counter() - start

@@ -33,9 +33,7 @@ def command_list(args: argparse.Namespace) -> int:
     for env_id in motivegym.list_envs(args.family):
         spec = motivegym.get_spec(env_id)
         env, params = motivegym.make_jax(env_id)
-        print(
-            f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {env.max_episode_steps(params):>7}  {spec.mechanism}"
-        )
+        print(f"{env_id:<28} {spec.family:<12} {spec.tier:<5} {env.n_agents(params):>3} {env.max_episode_steps(params):>7}  {spec.mechanism}")
     return 0
 
 
@@ -62,9 +60,7 @@ def command_run(args: argparse.Namespace) -> int:
     policy = rollout_policy(args.policy, env.action_space, np.random.default_rng(args.seed))
     obs, info = env.reset(seed=args.seed)
     names = env.unwrapped.agent_names
-    print(
-        f"{args.env}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}"
-    )
+    print(f"{args.env}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}")
     print(f"{'t':>4}  {'actions':<28} {'payoffs':<28} {'rewards':<28} {'mean trust':>10}")
     payoff_total = np.zeros(len(names))
     reward_total = np.zeros(len(names))
@@ -85,20 +81,16 @@ def command_run(args: argparse.Namespace) -> int:
 
 def command_bench(args: argparse.Namespace) -> int:
     import motivegym
+    from motivegym.core.cpu_defaults import request_host_devices
     from motivegym.experiments.throughput import bench_cli
 
-    prepare_host_devices(args.host_devices)
+    request_host_devices(args.host_devices)
     env_ids = args.envs.split(",") if args.envs else motivegym.list_envs()
     for env_id in env_ids:
         motivegym.get_spec(env_id)
     sizes = tuple(int(b) for b in args.batch_sizes.split(","))
-    return bench_cli(
-        [motivegym.get_spec(e).id for e in env_ids],
-        args.seconds,
-        sizes,
-        args.json,
-        compare=tuple(c for c in args.compare.split(",") if c and c != "none"),
-    )
+    compare = tuple(c for c in args.compare.split(",") if c and c != "none")
+    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json, compare=compare)
 
 
 def command_validate(args: argparse.Namespace) -> int:
@@ -116,37 +108,14 @@ def command_eval(args: argparse.Namespace) -> int:
 def command_train(args: argparse.Namespace) -> int:
     from motivegym.baselines.train import train_cli
 
-    return train_cli(
-        args.algo,
-        args.env,
-        args.reward,
-        args.seeds,
-        int(float(args.steps)),
-        args.out,
-        args.num_envs,
-        args.num_steps,
-        args.seed,
-        args.bins,
-    )
-
-
-def prepare_host_devices(requested: str) -> None:
-    """``--host-devices``: 'auto' = one XLA host device per core when JAX has not started yet; N = exactly N."""
-    from motivegym.core.cpu_defaults import backends_initialized, use_host_devices
-
-    if requested == "auto":
-        if not backends_initialized():
-            use_host_devices()
-        return
-    if not requested.isdigit():
-        raise ValueError(f"--host-devices must be 'auto' or a positive integer, got {requested!r}")
-    use_host_devices(int(requested))
+    return train_cli(args.algo, args.env, args.reward, args.seeds, int(float(args.steps)), args.out, args.num_envs, args.num_steps, args.seed, args.bins)
 
 
 def command_sweep(args: argparse.Namespace) -> int:
+    from motivegym.core.cpu_defaults import request_host_devices
     from motivegym.experiments.sweep import sweep_cli
 
-    prepare_host_devices(args.host_devices)
+    request_host_devices(args.host_devices)
     return sweep_cli(args)
 
 

@@ -84,3 +84,14 @@ def use_host_devices(count: int | None = None) -> int:
         raise ValueError(f"count must be at least 1, got {count}")
     os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
     return count
+
+
+def request_host_devices(requested: str = "auto") -> None:
+    """``--host-devices``: 'auto' = one host device per core if JAX has not started yet (else nothing); N = exactly N."""
+    if requested == "auto":
+        if not backends_initialized():
+            use_host_devices()
+        return
+    if not requested.isdigit():
+        raise ValueError(f"--host-devices must be 'auto' or a positive integer, got {requested!r}")
+    use_host_devices(int(requested))

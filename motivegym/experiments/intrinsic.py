@@ -325,10 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-policy", default="greedy", choices=EVAL_POLICIES)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    from motivegym.core.cpu_defaults import backends_initialized, use_host_devices
+    from motivegym.core.cpu_defaults import request_host_devices
 
-    if not backends_initialized():  # a fresh process: one XLA host device per core, so every core trains
-        use_host_devices()
+    request_host_devices("auto")  # a fresh process: one XLA host device per core, so every core trains
     try:
         layers = parse_layers(args.layers)
         result = run_experiment(

@@ -88,12 +88,7 @@ def d_contribution(rows: list[dict]) -> dict[tuple[str, str], tuple[float, float
 
 def report_markdown(rows: list[dict]) -> str:
     lines = ["# Sweep report", "", f"{len(rows)} runs; 95% percentile-bootstrap CIs over seeds.", ""]
-    lines += [
-        "## Per env",
-        "",
-        "| env | algo | reward | seeds | welfare | training reward | cooperation | Gap% |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    lines += ["## Per env", "", "| env | algo | reward | seeds | welfare | training reward | cooperation | Gap% |", "|---|---|---|---|---|---|---|---|"]
     for (env_id, algo, reward), rs in sorted(group(rows, "env", "algo", "reward").items()):
         cells = [
             env_id, algo, reward, str(len(rs)), format_ci(bootstrap_ci([r["welfare"] for r in rs])),
@@ -103,44 +98,17 @@ def report_markdown(rows: list[dict]) -> str:
         ]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     social_header = " | ".join(SOCIAL_METRICS)
-    lines += [
-        "",
-        "## Social outcomes (Perolat et al. 2017)",
-        "",
-        f"| env | algo | reward | {social_header} |",
-        "|---|---|---|" + "---|" * len(SOCIAL_METRICS),
-    ]
+    lines += ["", "## Social outcomes (Perolat et al. 2017)", "", f"| env | algo | reward | {social_header} |", "|---|---|---|" + "---|" * len(SOCIAL_METRICS)]
     for (env_id, algo, reward), rs in sorted(group(rows, "env", "algo", "reward").items()):
         cells = [env_id, algo, reward] + [format_ci(bootstrap_ci([r.get(m, math.nan) for r in rs])) for m in SOCIAL_METRICS]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "## Per mechanism class (normalised score)",
-        "",
-        "| family | tier | algo | reward | runs | normalised score |",
-        "|---|---|---|---|---|---|",
-    ]
-    for (family, tier, algo, reward), rs in sorted(
-        group(rows, "family", "tier", "algo", "reward").items(), key=lambda kv: tuple(map(str, kv[0]))
-    ):
-        cells = [
-            str(family),
-            str(tier or "–"),
-            algo,
-            reward,
-            str(len(rs)),
-            format_ci(bootstrap_ci([r["normalized_score"] for r in rs])),
-        ]
+    lines += ["", "## Per mechanism class (normalised score)", "", "| family | tier | algo | reward | runs | normalised score |", "|---|---|---|---|---|---|"]
+    for (family, tier, algo, reward), rs in sorted(group(rows, "family", "tier", "algo", "reward").items(), key=lambda kv: tuple(map(str, kv[0]))):
+        cells = [str(family), str(tier or "–"), algo, reward, str(len(rs)), format_ci(bootstrap_ci([r["normalized_score"] for r in rs]))]
         lines.append("| " + " | ".join(cells) + " |")
     ranks = algorithm_ranks(rows)
     algos = sorted({r["algo"] for r in rows})
-    lines += [
-        "",
-        "## Algorithm rankings per reward type (mean rank over envs, 1 = best)",
-        "",
-        "| reward | " + " | ".join(algos) + " |",
-        "|---|" + "---|" * len(algos),
-    ]
+    lines += ["", "## Algorithm rankings per reward type (mean rank over envs, 1 = best)", "", "| reward | " + " | ".join(algos) + " |", "|---|" + "---|" * len(algos)]
     for reward in sorted(ranks):
         lines.append(f"| {reward} | " + " | ".join(f"{ranks[reward].get(a, math.nan):.2f}" for a in algos) + " |")
     contributions = d_contribution(rows)
@@ -168,10 +136,7 @@ def plot_figures(rows: list[dict], out: Path) -> list[Path]:
     width = 0.8 / max(len(algos), 1)
     for ax, env_id in zip(axes[0], envs):
         for k, algo in enumerate(algos):
-            cis = [
-                bootstrap_ci([r["welfare"] for r in rows if r["env"] == env_id and r["algo"] == algo and r["reward"] == w])
-                for w in rewards
-            ]
+            cis = [bootstrap_ci([r["welfare"] for r in rows if r["env"] == env_id and r["algo"] == algo and r["reward"] == w]) for w in rewards]
             means = np.array([c[0] for c in cis])
             errors = np.array([[c[0] - c[1] for c in cis], [c[2] - c[0] for c in cis]])
             ax.bar(np.arange(len(rewards)) + k * width, means, width, yerr=errors, capsize=3, label=algo)

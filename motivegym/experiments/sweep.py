@@ -3,8 +3,8 @@
 All runs that share an env and an algorithm are ONE compiled program: the PPO training function is
 ``vmap``-ed over (seed, reward-layer index) pairs, split across the local devices (on a CPU host,
 ``motivegym sweep`` makes one XLA host device per core, so both cores of a 2-core machine train), and
-the greedy evaluation of every run is one more vmapped call. Each finished run is written atomically to ``OUT/runs/<run>.json`` (and its learning
-curve to ``OUT/curves/<run>.csv``); a rerun skips runs whose file exists, so an interrupted sweep
+the greedy evaluation of every run is one more vmapped call. Each finished run is written atomically
+to ``OUT/runs/<run>.json`` (and its learning curve to ``OUT/curves/<run>.csv``); a rerun skips runs whose file exists, so an interrupted sweep
 resumes where it stopped. A group that raises is recorded in ``OUT/failures/`` and the sweep goes on.
 ``OUT/results.csv`` (one row per run × evaluation) and its Croissant metadata ``OUT/croissant.json``
 are rebuilt from the run files at the end.
@@ -172,29 +172,40 @@ def baseline_returns(env_id: str, reward: str, episodes: int, oracle: bool, cach
     return out
 
 
+def group_program(
+    env_id: str, algo: str, pending: list[tuple[str, int]], total_steps: int, num_envs: int, num_steps: int
+) -> tuple[Any, Callable, jax.Array, jax.Array]:
+    """``(learner, train, keys, reward_index)`` of one env × algorithm group: ``train(keys, reward_index)`` is
+    the jitted PPO run of every ``(reward, seed)`` in ``pending``, vmapped and split across the local devices."""
+    import motivegym
+    from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
+    from motivegym.core.batching import split_across_devices
+
+    env, params = motivegym.make_jax(env_id)
+    rewards = tuple(dict.fromkeys(r for r, _ in pending))
+    config = PPOConfig(total_steps=total_steps, num_envs=num_envs, num_steps=num_steps, **SWEEP_ALGORITHMS[algo])
+    learner = MultiAgentPPO(env, params, rewards, config)
+    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in pending])
+    reward_index = jnp.asarray([rewards.index(r) for r, _ in pending], jnp.int32)
+    train = jax.jit(split_across_devices(jax.vmap(learner.make_train()), jax.local_devices()))
+    return learner, train, keys, reward_index
+
+
 def run_group(env_id: str, algo: str, pending: list[tuple[str, int]], spec: SweepSpec, cache_dir: str) -> list[dict[str, Any]]:
     """Train and evaluate every ``(reward, seed)`` of one env × algorithm in one compiled program each.
 
     Returns one row per run (see the module docstring) with its learning curve under ``"curve"``.
     """
     import motivegym
-    from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
-    from motivegym.core.batching import split_across_devices
     from motivegym.experiments.evaluation import episode_keys, gap_percent, rollout_batch, summarize
     from motivegym.reward_layers import reward_layer
 
-    env, params = motivegym.make_jax(env_id)
     registry_row = motivegym.get_spec(env_id)
     rewards = tuple(dict.fromkeys(r for r, _ in pending))
-    config = PPOConfig(
-        total_steps=spec.budget(env_id), num_envs=spec.num_envs, num_steps=spec.num_steps, **SWEEP_ALGORITHMS[algo]
-    )
-    learner = MultiAgentPPO(env, params, rewards, config)
-    keys = jnp.stack([jax.random.PRNGKey(seed) for _, seed in pending])
-    reward_index = jnp.asarray([rewards.index(r) for r, _ in pending], jnp.int32)
+    learner, train, keys, reward_index = group_program(env_id, algo, pending, spec.budget(env_id), spec.num_envs, spec.num_steps)
+    env, params, config = learner.env, learner.env_params, learner.config
     start = time.perf_counter()
-    train = split_across_devices(jax.vmap(learner.make_train()), jax.local_devices())
-    runners, metrics = jax.jit(train)(keys, reward_index)
+    runners, metrics = train(keys, reward_index)
     jax.block_until_ready(metrics)
     policy_states = {"networks": runners["networks"], "obs_stats": runners["obs_stats"]}
     layers = tuple(reward_layer(r) for r in rewards)

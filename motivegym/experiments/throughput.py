@@ -134,9 +134,7 @@ def gymnasium_rates(env_ids: list[str], seconds: float) -> dict[str, float]:
     import motivegym  # noqa: F401  (registers the envs)
 
     return {
-        e: single_env_steps_per_second(
-            functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True), "gymnasium", seconds
-        )
+        e: single_env_steps_per_second(functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True), "gymnasium", seconds)
         for e in env_ids
     }
 
@@ -164,12 +162,8 @@ def child_gymnasium_rates(env_ids: list[str], seconds: float, comparison: str) -
     env = {k: v for k, v in os.environ.items() if k != "MOTIVEGYM_XLA_DEFAULTS"} | extra_env
     result = subprocess.run(
         [sys.executable, "-c", code, ",".join(env_ids), str(seconds)],
-        capture_output=True,
-        text=True,
-        check=True,
-        preexec_fn=preexec,
-        env=env,
-    )
+        capture_output=True, text=True, check=True, preexec_fn=preexec, env=env,
+    )  # fmt: skip
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
