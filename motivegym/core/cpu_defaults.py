@@ -10,9 +10,9 @@ on thread hand-offs than on the ops themselves:
   which for a 15 µs program costs a second thread wake-up (``jax_cpu_enable_async_dispatch=False``
   runs it inline).
 
-Measured on the 2-vCPU CI machine (``benchmarks/README.md``): PlatformEcosystem single-env steps/s
-through ``gymnasium.make`` 5.9k -> 10.2k; Harvest with 1,024 batched envs 69k -> 82k; vmapped IPPO
-training unchanged or faster. Both settings are CPU-only and must be in place before JAX creates its
+Measured on the 2-vCPU CI machine (``benchmarks/README.md``, ``motivegym bench --compare defaults-off``):
+single-env Gymnasium steps/s PlatformEcosystem 7.5k -> 10.3k, ApacheProject 3.7k -> 8.2k; batched
+throughput is not affected. Both settings are CPU-only and must be in place before JAX creates its
 CPU client, so :func:`apply_cpu_defaults` runs on ``import motivegym``. A setting the user already
 chose (``XLA_FLAGS`` naming the scheduler flag, ``JAX_CPU_ENABLE_ASYNC_DISPATCH``) is left alone;
 ``MOTIVEGYM_XLA_DEFAULTS=0`` turns the whole thing off.
