@@ -80,17 +80,21 @@ def make_handler(fake: FakeLLM):
                 if fake.sleep:
                     time.sleep(fake.sleep)
                 if not self.path.endswith("/chat/completions"):
-                    return self.reply(404, b'{"error": "not found"}')
-                if fail:
-                    return self.reply(500, b'{"error": "overloaded"}')
-                if fake.bad_json:
-                    return self.reply(200, b"<html>not json")
-                content = fake.answer(json.loads(body))
-                reply = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
-                self.reply(200, json.dumps(reply).encode())
+                    status, reply = 404, b'{"error": "not found"}'
+                elif fail:
+                    status, reply = 500, b'{"error": "overloaded"}'
+                elif fake.bad_json:
+                    status, reply = 200, b"<html>not json"
+                else:
+                    content = fake.answer(json.loads(body))
+                    message = {"index": 0, "message": {"role": "assistant", "content": content}}
+                    status, reply = 200, json.dumps({"id": "x", "object": "chat.completion", "choices": [message]}).encode()
             finally:
+                # Leave the in-flight count before answering: once the client has the answer it may send
+                # its next request, which must not overlap this one in the count.
                 with fake.lock:
                     fake.in_flight -= 1
+            self.reply(status, reply)
 
         def reply(self, status: int, body: bytes):
             try:
