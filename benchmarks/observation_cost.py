@@ -10,13 +10,13 @@ import time
 import jax
 import jax.numpy as jnp
 
-from motivegym.core.batching import auto_reset_step, batched_reset, random_actions, random_rollout
+from motivegym.core.batching import auto_reset_batch_step, batched_reset, random_actions, random_rollout
 from motivegym.core.registry import make_jax
 
 
 def rollout_discarding_observations(env, params, num_envs: int, num_steps: int):
     """:func:`random_rollout` without the observations in its result (so XLA drops their computation)."""
-    step = jax.vmap(auto_reset_step(env), in_axes=(0, 0, 0, None))
+    step = auto_reset_batch_step(env)
 
     def run(key):
         key, reset_key = jax.random.split(key)

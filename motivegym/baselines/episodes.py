@@ -8,7 +8,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from motivegym.core.batching import select_tree
+from motivegym.core.batching import reset_finished, split_step_and_reset_keys
 
 Array = jax.Array
 
@@ -62,16 +62,14 @@ def staged_scan(init: Callable, update: Callable, num_updates: int) -> tuple[Cal
     return train, init, run
 
 
-def learner_env_step(env, params, key: Array, state, actions: Array):
-    """One env step with same-step auto-reset for the learners.
+def learner_batch_step(env, params, keys: Array, states, actions: Array):
+    """One batched env step (``keys [B]``) with same-step auto-reset for the learners.
 
-    Returns ``(state, obs, global_state, payoffs, final_obs, final_global_state, info)``; ``final_*`` are
+    Returns ``(states, obs, global_states, payoffs, final_obs, final_global_states, info)``; ``final_*`` are
     the pre-reset ones (what a transition stores as its next observation).
     """
-    step_key, reset_key = jax.random.split(key)
-    next_state, next_obs, payoffs, done, info = env.step(step_key, state, actions, params)
-    final_global = env.global_state(next_state, params)
-    reset_state, reset_obs = env.reset(reset_key, params)
-    state = select_tree(done, reset_state, next_state)
-    obs = jnp.where(done, reset_obs, next_obs)
-    return state, obs, env.global_state(state, params), payoffs, next_obs, final_global, info
+    step_keys, reset_keys = split_step_and_reset_keys(keys)
+    next_states, next_obs, payoffs, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(step_keys, states, actions, params)
+    final_global = jax.vmap(env.global_state, in_axes=(0, None))(next_states, params)
+    states, obs, global_states = reset_finished(env, params, reset_keys, done, next_states, next_obs, final_global)
+    return states, obs, global_states, payoffs, next_obs, final_global, info

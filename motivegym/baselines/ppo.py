@@ -28,7 +28,7 @@ from motivegym.baselines.episodes import (
     accumulate_episodes,
     episode_accumulators,
     finished_episode_metrics,
-    learner_env_step,
+    learner_batch_step,
     staged_scan,
 )
 from motivegym.baselines.networks import (
@@ -182,8 +182,8 @@ class MultiAgentPPO:
         return raw if self.discrete else self.action_low + raw * self.action_span
 
     # ----- env step with same-step auto-reset -----
-    def env_step(self, key, state, actions):
-        return learner_env_step(self.env, self.env_params, key, state, actions)
+    def env_step(self, keys, states, actions):
+        return learner_batch_step(self.env, self.env_params, keys, states, actions)
 
     # ----- training program -----
     def make_stages(self):
@@ -202,7 +202,7 @@ class MultiAgentPPO:
         optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(schedule, eps=1e-5))
         layer_spec = LayerSpec(n_agents=n, obs_size=self.obs_size)
         batched_reset = jax.vmap(env.reset, in_axes=(0, None))
-        batched_step = jax.vmap(self.env_step)
+        batched_step = self.env_step
         batched_layer = jax.vmap(self.layer.apply)
 
         def init(key: Array, reward_index: Array) -> dict:

@@ -35,7 +35,7 @@ from motivegym.baselines.episodes import (
     accumulate_episodes,
     episode_accumulators,
     finished_episode_metrics,
-    learner_env_step,
+    learner_batch_step,
     staged_scan,
 )
 from motivegym.baselines.networks import mlp_apply, mlp_init
@@ -320,8 +320,8 @@ class MultiAgentQLearning:
         return td_loss(prediction, jax.lax.stop_gradient(target), cfg.loss)
 
     # ----- env step with same-step auto-reset (the stored next observation is the final one) -----
-    def env_step(self, key, state, actions):
-        return learner_env_step(self.env, self.env_params, key, state, actions)
+    def env_step(self, keys, states, actions):
+        return learner_batch_step(self.env, self.env_params, keys, states, actions)
 
     # ----- training program -----
     def make_stages(self):
@@ -331,7 +331,7 @@ class MultiAgentQLearning:
         optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))
         layer_spec = LayerSpec(n_agents=n, obs_size=self.obs_size)
         batched_reset = jax.vmap(env.reset, in_axes=(0, None))
-        batched_step = jax.vmap(self.env_step)
+        batched_step = self.env_step
         batched_layer = jax.vmap(self.layer.apply)
         min_fill = max(cfg.learning_starts, cfg.batch_size)
 

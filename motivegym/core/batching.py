@@ -18,22 +18,56 @@ def select_tree(condition: Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree.map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
 
 
-def auto_reset_step(env: FunctionalEnv) -> Callable:
-    """``step`` that resets finished episodes in the same call (same-step auto-reset).
+def select_envs(done: Array, on_true: Any, on_false: Any) -> Any:
+    """Per-env choice between two batched pytrees: ``leaf[b] = on_true[b] if done[b] else on_false[b]``."""
+    return jax.tree.map(lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - done.ndim)), a, b), on_true, on_false)
 
-    Returns ``(state, obs, payoffs, done, info)`` where ``state``/``obs`` are already the reset ones
+
+def reset_finished(
+    env: FunctionalEnv, params: Any, reset_keys: Array, done: Array, states: Any, obs: Array, global_states: Array | None = None
+) -> tuple:
+    """``(states, obs)`` of a batch with the finished envs (``done [B]``) replaced by fresh episodes.
+
+    Fresh episodes are drawn only on calls where some env finished (``lax.cond`` on ``any(done)``), so
+    fixed-horizon envs that end together (Harvest, Cleanup, most coopetition envs) skip building a reset
+    state and its observation on every other step. The result is the same as resetting every env and
+    selecting. Under an outer ``vmap`` (sweeps over runs) the cond becomes a select and both run.
+    With ``global_states`` it returns ``(states, obs, global_states)``, the fresh ones from ``env.global_state``.
+    """
+
+    def with_fresh_episodes(_):
+        reset_states, reset_obs = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
+        out = (select_envs(done, reset_states, states), select_envs(done, reset_obs, obs))
+        if global_states is None:
+            return out
+        return out + (select_envs(done, jax.vmap(env.global_state, in_axes=(0, None))(reset_states, params), global_states),)
+
+    unchanged = (states, obs) if global_states is None else (states, obs, global_states)
+    return jax.lax.cond(jnp.any(done), with_fresh_episodes, lambda _: unchanged, None)
+
+
+def split_step_and_reset_keys(keys: Array) -> tuple[Array, Array]:
+    """Each env's key split into ``(step_key, reset_key)``: ``[B]`` keys -> two ``[B]`` key arrays."""
+    pairs = jax.vmap(jax.random.split)(keys)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def auto_reset_batch_step(env: FunctionalEnv) -> Callable:
+    """Batched ``step(keys [B], states, actions [B, n], params)`` that resets finished episodes in the same call.
+
+    Returns ``(states, obs, payoffs, done, info)`` where ``states``/``obs`` are already the reset ones
     for finished episodes; the terminal observation is ``info["final_obs"]``.
     """
 
-    def step(key: Array, state: Any, actions: Array, params: Any):
-        step_key, reset_key = jax.random.split(key)
-        next_state, next_obs, payoffs, done, info = env.step(step_key, state, actions, params)
-        reset_state, reset_obs = env.reset(reset_key, params)
+    def step(keys: Array, states: Any, actions: Array, params: Any):
+        step_keys, reset_keys = split_step_and_reset_keys(keys)
+        next_states, next_obs, payoffs, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            step_keys, states, actions, params
+        )
+        states, obs = reset_finished(env, params, reset_keys, done, next_states, next_obs)
         info = dict(info)
         info["final_obs"] = next_obs
-        state = select_tree(done, reset_state, next_state)
-        obs = jnp.where(done, reset_obs, next_obs)
-        return state, obs, payoffs, done, info
+        return states, obs, payoffs, done, info
 
     return step
 
@@ -59,7 +93,7 @@ def random_rollout(env: FunctionalEnv, params: Any, num_envs: int, num_steps: in
     ``total`` sums payoffs *and observations*: a program that discarded the observations would let
     XLA drop their computation, and a benchmark of it would overstate what a learner gets (2.3-2.7x
     on Harvest, Cleanup and TrustDilemma: ``benchmarks/observation_cost.py``)."""
-    step = jax.vmap(auto_reset_step(env), in_axes=(0, 0, 0, None))
+    step = auto_reset_batch_step(env)
 
     def run(key: Array) -> Array:
         key, reset_key = jax.random.split(key)

@@ -3,12 +3,12 @@ import jax.numpy as jnp
 import numpy as np
 
 import motivegym
-from motivegym.core.batching import auto_reset_step, batched_reset, random_actions, random_rollout
+from motivegym.core.batching import auto_reset_batch_step, batched_reset, random_actions, random_rollout, reset_finished
 
 
 def test_auto_reset_resets_only_finished_envs():
     env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=3)
-    step = jax.jit(jax.vmap(auto_reset_step(env), in_axes=(0, 0, 0, None)))
+    step = jax.jit(auto_reset_batch_step(env))
     states, obs = batched_reset(env, params, jax.random.PRNGKey(0), 2)
     actions = jnp.array([[50.0, 50.0], [50.0, 50.0]])
     for t in range(3):
@@ -42,3 +42,30 @@ def test_random_rollout_computes_the_observations_it_benchmarks():
 
     assert np.isfinite(float(jax.jit(random_rollout(base_env, params, 4, 12))(jax.random.PRNGKey(0))))
     assert np.isnan(float(jax.jit(random_rollout(NaNObservations(), params, 4, 12))(jax.random.PRNGKey(0))))
+
+
+def test_reset_finished_replaces_exactly_the_finished_envs():
+    env, params = motivegym.make_jax("Cleanup-v0")
+    states, obs = batched_reset(env, params, jax.random.PRNGKey(0), 4)
+    global_states = jax.vmap(env.global_state, in_axes=(0, None))(states, params)
+    reset_keys = jax.random.split(jax.random.PRNGKey(1), 4)
+    fresh_states, fresh_obs = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
+    fresh_global = jax.vmap(env.global_state, in_axes=(0, None))(fresh_states, params)
+    run = jax.jit(lambda done: reset_finished(env, params, reset_keys, done, states, obs, global_states))
+
+    done = jnp.array([True, False, False, True])
+    new_states, new_obs, new_global = run(done)
+    for b in range(4):
+        source_states, source_obs, source_global = (
+            (fresh_states, fresh_obs, fresh_global) if done[b] else (states, obs, global_states)
+        )
+        for new_leaf, source_leaf in zip(jax.tree.leaves(new_states), jax.tree.leaves(source_states)):
+            np.testing.assert_array_equal(np.asarray(new_leaf)[b], np.asarray(source_leaf)[b])
+        np.testing.assert_array_equal(np.asarray(new_obs)[b], np.asarray(source_obs)[b])
+        np.testing.assert_array_equal(np.asarray(new_global)[b], np.asarray(source_global)[b])
+    for b in (0, 3):  # the comparison above can tell fresh episodes from the old ones
+        assert not np.array_equal(np.asarray(fresh_obs)[b], np.asarray(obs)[b])
+
+    unchanged = run(jnp.zeros(4, bool))
+    for new_leaf, old_leaf in zip(jax.tree.leaves(unchanged), jax.tree.leaves((states, obs, global_states))):
+        np.testing.assert_array_equal(np.asarray(new_leaf), np.asarray(old_leaf))

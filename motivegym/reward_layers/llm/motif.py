@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from motivegym.core.batching import auto_reset_step, batched_reset, random_actions
+from motivegym.core.batching import auto_reset_batch_step, batched_reset, random_actions
 from motivegym.core.captions import caption
 from motivegym.core.env import Transition
 from motivegym.reward_layers.base import RewardLayer
@@ -87,7 +87,7 @@ class PairDataset:
 
 def visited_states(env, params, key: Array, num_envs: int, num_steps: int):
     """States visited by ``num_envs`` uniformly random rollouts of ``num_steps`` (auto-reset), stacked ``[num_steps·num_envs]``."""
-    step = jax.vmap(auto_reset_step(env), in_axes=(0, 0, 0, None))
+    step = auto_reset_batch_step(env)
 
     def run(key):
         key, reset_key = jax.random.split(key)
