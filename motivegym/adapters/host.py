@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.batching import select_tree
+from motivegym.core.batching import reset_finished
 from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.core.packing import HostUnpacker, TreePacker
 from motivegym.core.registry import get_spec
@@ -94,6 +94,7 @@ class CompiledCore:
             return (state, layer_state, key), {"obs": view_of(state), "info": info}
 
         def step_single(carry, actions):
+            """One env's step; with ``num_envs`` also returns the key for its possible reset and its done flag."""
             state, layer_state, key = carry
             key, step_key, reset_key = jax.random.split(key, 3)
             obs = env.observe(state, params)
@@ -109,24 +110,28 @@ class CompiledCore:
                 "truncated": info["truncated"],
                 "info": info,
             }
-            if num_envs is not None:  # same-step auto-reset
-                reset_state, _ = env.reset(reset_key, params)
-                next_state = select_tree(done, reset_state, next_state)
-                out["final_obs"] = out["obs"]
-                out["obs"] = view_of(next_state)
-            return (next_state, layer_state, key), out
+            return (next_state, layer_state, key), out, (reset_key, done)
+
+        def step_batch(carry, actions):
+            """``num_envs`` steps with same-step auto-reset of the finished envs (see ``reset_finished``)."""
+            (next_states, layer_states, keys), out, (reset_keys, done) = jax.vmap(step_single)(carry, actions)
+            next_states, (obs,) = reset_finished(env, params, reset_keys, done, next_states, (out["obs"],), (view_of,))
+            return (next_states, layer_states, keys), {**out, "final_obs": out["obs"], "obs": obs}
+
+        def step(carry, actions):
+            return step_single(carry, actions)[:2] if num_envs is None else step_batch(carry, actions)
 
         key = jax.random.PRNGKey(0)
         if num_envs is None:
             carry_shape, reset_out = jax.eval_shape(lambda k: reset_single(k, None), key)
             action_shape = jax.ShapeDtypeStruct((self.n_agents,), jnp.int32 if env.action_kind == "discrete" else jnp.float32)
-            _, step_out = jax.eval_shape(step_single, carry_shape, action_shape)
+            _, step_out = jax.eval_shape(step, carry_shape, action_shape)
         else:
             keys = jax.random.split(key, num_envs)
             carry_shape, reset_out = jax.eval_shape(jax.vmap(lambda k: reset_single(k, None)), keys)
             dtype = jnp.int32 if env.action_kind == "discrete" else jnp.float32
             action_shape = jax.ShapeDtypeStruct((num_envs, self.n_agents), dtype)
-            _, step_out = jax.eval_shape(jax.vmap(step_single), carry_shape, action_shape)
+            _, step_out = jax.eval_shape(step, carry_shape, action_shape)
         unbatched = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), carry_shape) if num_envs else carry_shape
         self.carry_packer = TreePacker(unbatched)
         strip = (lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), tree)) if num_envs else (lambda t: t)
@@ -147,20 +152,22 @@ class CompiledCore:
             carry, out = reset_single(key, layer_state)
             return jnp.concatenate([carry_packer.pack(carry), as_words(reset_unpacker.flatten(out))])
 
-        def packed_step(buffer):
-            carry = carry_packer.unpack(buffer[:carry_words])
-            actions = jax.lax.bitcast_convert_type(buffer[carry_words:], action_shape.dtype)
-            carry, out = step_single(carry, actions)
-            # last word: 1 when every action is finite; the host raises on 0 before committing the carry
-            finite = jnp.all(jnp.isfinite(actions)).astype(jnp.uint32)[None]
-            return jnp.concatenate([carry_packer.pack(carry), as_words(step_unpacker.flatten(out)), finite])
+        def packed_step(buffer):  # [carry words | action words], with a leading env axis when batched
+            batched = jax.vmap if num_envs is not None else (lambda f: f)
+            carry = batched(carry_packer.unpack)(buffer[..., :carry_words])
+            actions = jax.lax.bitcast_convert_type(buffer[..., carry_words:], action_shape.dtype)
+            carry, out = step(carry, actions)
+            # last word: 1 when every action of the env is finite; the host raises on 0 before committing the carry
+            finite = jnp.all(jnp.isfinite(actions), axis=-1).astype(jnp.uint32)[..., None]
+            results = as_words(batched(step_unpacker.flatten)(out))
+            return jnp.concatenate([batched(carry_packer.pack)(carry), results, finite], axis=-1)
 
         def reset_keeping_layer(key, packed_carry):
             return packed_reset(key, carry_packer.unpack(packed_carry)[1])
 
         fresh_reset = lambda key: packed_reset(key, None)  # noqa: E731
         if num_envs is not None:
-            fresh_reset, packed_step, reset_keeping_layer = (jax.vmap(f) for f in (fresh_reset, packed_step, reset_keeping_layer))
+            fresh_reset, reset_keeping_layer = jax.vmap(fresh_reset), jax.vmap(reset_keeping_layer)
 
         def keys_of(seed):  # inside jit: an eager PRNGKey costs more than a whole step
             key = jax.random.PRNGKey(seed)

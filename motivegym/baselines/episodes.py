@@ -71,5 +71,6 @@ def learner_batch_step(env, params, keys: Array, states, actions: Array):
     step_keys, reset_keys = split_step_and_reset_keys(keys)
     next_states, next_obs, payoffs, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(step_keys, states, actions, params)
     final_global = jax.vmap(env.global_state, in_axes=(0, None))(next_states, params)
-    states, obs, global_states = reset_finished(env, params, reset_keys, done, next_states, next_obs, final_global)
+    views = (lambda s: env.observe(s, params), lambda s: env.global_state(s, params))
+    states, (obs, global_states) = reset_finished(env, params, reset_keys, done, next_states, (next_obs, final_global), views)
     return states, obs, global_states, payoffs, next_obs, final_global, info

@@ -24,26 +24,24 @@ def select_envs(done: Array, on_true: Any, on_false: Any) -> Any:
 
 
 def reset_finished(
-    env: FunctionalEnv, params: Any, reset_keys: Array, done: Array, states: Any, obs: Array, global_states: Array | None = None
-) -> tuple:
-    """``(states, obs)`` of a batch with the finished envs (``done [B]``) replaced by fresh episodes.
+    env: FunctionalEnv, params: Any, reset_keys: Array, done: Array, states: Any, views: tuple, view_fns: tuple[Callable, ...]
+) -> tuple[Any, tuple]:
+    """``(states, views)`` of a batch with the finished envs (``done [B]``) replaced by fresh episodes.
 
+    ``views[k]`` is ``view_fns[k]`` (a function of one env state, e.g. its observations or global
+    state) of every env in ``states``; the fresh envs' views are computed from their reset states.
     Fresh episodes are drawn only on calls where some env finished (``lax.cond`` on ``any(done)``), so
     fixed-horizon envs that end together (Harvest, Cleanup, most coopetition envs) skip building a reset
-    state and its observation on every other step. The result is the same as resetting every env and
+    state and its views on every other step. The result is the same as resetting every env and
     selecting. Under an outer ``vmap`` (sweeps over runs) the cond becomes a select and both run.
-    With ``global_states`` it returns ``(states, obs, global_states)``, the fresh ones from ``env.global_state``.
     """
 
     def with_fresh_episodes(_):
-        reset_states, reset_obs = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
-        out = (select_envs(done, reset_states, states), select_envs(done, reset_obs, obs))
-        if global_states is None:
-            return out
-        return out + (select_envs(done, jax.vmap(env.global_state, in_axes=(0, None))(reset_states, params), global_states),)
+        reset_states, _ = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
+        fresh_views = tuple(jax.vmap(view)(reset_states) for view in view_fns)
+        return select_envs(done, reset_states, states), select_envs(done, fresh_views, tuple(views))
 
-    unchanged = (states, obs) if global_states is None else (states, obs, global_states)
-    return jax.lax.cond(jnp.any(done), with_fresh_episodes, lambda _: unchanged, None)
+    return jax.lax.cond(jnp.any(done), with_fresh_episodes, lambda _: (states, tuple(views)), None)
 
 
 def split_step_and_reset_keys(keys: Array) -> tuple[Array, Array]:
@@ -64,7 +62,7 @@ def auto_reset_batch_step(env: FunctionalEnv) -> Callable:
         next_states, next_obs, payoffs, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
             step_keys, states, actions, params
         )
-        states, obs = reset_finished(env, params, reset_keys, done, next_states, next_obs)
+        states, (obs,) = reset_finished(env, params, reset_keys, done, next_states, (next_obs,), (lambda s: env.observe(s, params),))
         info = dict(info)
         info["final_obs"] = next_obs
         return states, obs, payoffs, done, info

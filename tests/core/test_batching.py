@@ -51,10 +51,11 @@ def test_reset_finished_replaces_exactly_the_finished_envs():
     reset_keys = jax.random.split(jax.random.PRNGKey(1), 4)
     fresh_states, fresh_obs = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
     fresh_global = jax.vmap(env.global_state, in_axes=(0, None))(fresh_states, params)
-    run = jax.jit(lambda done: reset_finished(env, params, reset_keys, done, states, obs, global_states))
+    views = (lambda s: env.observe(s, params), lambda s: env.global_state(s, params))
+    run = jax.jit(lambda done: reset_finished(env, params, reset_keys, done, states, (obs, global_states), views))
 
     done = jnp.array([True, False, False, True])
-    new_states, new_obs, new_global = run(done)
+    new_states, (new_obs, new_global) = run(done)
     for b in range(4):
         source_states, source_obs, source_global = (
             (fresh_states, fresh_obs, fresh_global) if done[b] else (states, obs, global_states)
