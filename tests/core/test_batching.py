@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import motivegym
 from motivegym.core.batching import auto_reset_batch_step, batched_reset, random_actions, random_rollout, reset_finished
@@ -44,29 +45,43 @@ def test_random_rollout_computes_the_observations_it_benchmarks():
     assert np.isnan(float(jax.jit(random_rollout(NaNObservations(), params, 4, 12))(jax.random.PRNGKey(0))))
 
 
-def test_reset_finished_replaces_exactly_the_finished_envs():
+@pytest.mark.parametrize(
+    "finished",
+    [[], [2], [0, 5], list(range(128))],
+    ids=["none", "one (compacted reset)", "two (more than 128 // 64: every env reset)", "all"],
+)
+def test_reset_finished_replaces_exactly_the_finished_envs(finished):
     env, params = motivegym.make_jax("Cleanup-v0")
-    states, obs = batched_reset(env, params, jax.random.PRNGKey(0), 4)
+    batch = 128
+    states, obs = batched_reset(env, params, jax.random.PRNGKey(0), batch)
     global_states = jax.vmap(env.global_state, in_axes=(0, None))(states, params)
-    reset_keys = jax.random.split(jax.random.PRNGKey(1), 4)
+    reset_keys = jax.random.split(jax.random.PRNGKey(1), batch)
     fresh_states, fresh_obs = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
     fresh_global = jax.vmap(env.global_state, in_axes=(0, None))(fresh_states, params)
     views = (lambda s: env.observe(s, params), lambda s: env.global_state(s, params))
     run = jax.jit(lambda done: reset_finished(env, params, reset_keys, done, states, (obs, global_states), views))
 
-    done = jnp.array([True, False, False, True])
-    new_states, (new_obs, new_global) = run(done)
-    for b in range(4):
-        source_states, source_obs, source_global = (
-            (fresh_states, fresh_obs, fresh_global) if done[b] else (states, obs, global_states)
-        )
-        for new_leaf, source_leaf in zip(jax.tree.leaves(new_states), jax.tree.leaves(source_states)):
+    done = np.isin(np.arange(batch), finished)
+    new_states, (new_obs, new_global) = run(jnp.asarray(done))
+    for b in range(batch):
+        source = (fresh_states, fresh_obs, fresh_global) if done[b] else (states, obs, global_states)
+        for new_leaf, source_leaf in zip(jax.tree.leaves((new_states, new_obs, new_global)), jax.tree.leaves(source)):
             np.testing.assert_array_equal(np.asarray(new_leaf)[b], np.asarray(source_leaf)[b])
-        np.testing.assert_array_equal(np.asarray(new_obs)[b], np.asarray(source_obs)[b])
-        np.testing.assert_array_equal(np.asarray(new_global)[b], np.asarray(source_global)[b])
-    for b in (0, 3):  # the comparison above can tell fresh episodes from the old ones
+        # the comparison can tell a fresh episode from the old one
         assert not np.array_equal(np.asarray(fresh_obs)[b], np.asarray(obs)[b])
 
-    unchanged = run(jnp.zeros(4, bool))
-    for new_leaf, old_leaf in zip(jax.tree.leaves(unchanged), jax.tree.leaves((states, obs, global_states))):
-        np.testing.assert_array_equal(np.asarray(new_leaf), np.asarray(old_leaf))
+
+def test_reset_finished_under_an_outer_vmap_matches_each_batch_alone():
+    env, params = motivegym.make_jax("Cleanup-v0")
+    runs, batch = 3, 64
+    keys = jax.random.split(jax.random.PRNGKey(0), runs)
+    states, obs = jax.vmap(lambda k: batched_reset(env, params, k, batch))(keys)
+    reset_keys = jax.vmap(lambda k: jax.random.split(k, batch))(jax.random.split(jax.random.PRNGKey(1), runs))
+    done = jnp.zeros((runs, batch), bool).at[1, 3].set(True).at[2, :4].set(True)  # none, one, more than 64 // 64
+    view = (lambda s: env.observe(s, params),)
+    one = lambda k, d, s, o: reset_finished(env, params, k, d, s, (o,), view)  # noqa: E731
+    together = jax.jit(jax.vmap(one))(reset_keys, done, states, obs)
+    for r in range(runs):
+        alone = jax.jit(one)(reset_keys[r], done[r], jax.tree.map(lambda x, r=r: x[r], states), obs[r])
+        for a, b in zip(jax.tree.leaves(alone), jax.tree.leaves(together)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[r])
