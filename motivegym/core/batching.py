@@ -13,11 +13,6 @@ from motivegym.core.env import FunctionalEnv
 Array = jax.Array
 
 
-def select_tree(condition: Array, on_true: Any, on_false: Any) -> Any:
-    """Leafwise ``where(condition, a, b)`` for a scalar ``condition`` (vmapped: one per env)."""
-    return jax.tree.map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
-
-
 def select_envs(done: Array, on_true: Any, on_false: Any) -> Any:
     """Per-env choice between two batched pytrees: ``leaf[b] = on_true[b] if done[b] else on_false[b]``."""
     return jax.tree.map(lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - done.ndim)), a, b), on_true, on_false)
@@ -39,15 +34,16 @@ def reset_finished(
     batch = done.shape[0]
     slots = max(1, batch // 64)
 
+    def fresh_episodes(keys: Array) -> tuple[Any, tuple]:
+        reset_states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+        return reset_states, tuple(jax.vmap(view)(reset_states) for view in view_fns)
+
     def fresh_at(indices: Array) -> tuple[Any, tuple]:  # indices [K]; ``batch`` marks an unused slot
-        reset_states, _ = jax.vmap(env.reset, in_axes=(0, None))(reset_keys[jnp.minimum(indices, batch - 1)], params)
-        fresh = (reset_states, tuple(jax.vmap(view)(reset_states) for view in view_fns))
+        fresh = fresh_episodes(reset_keys[jnp.minimum(indices, batch - 1)])
         return jax.tree.map(lambda old, new: old.at[indices].set(new, mode="drop"), (states, tuple(views)), fresh)
 
     def every_env(_):
-        reset_states, _ = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
-        fresh_views = tuple(jax.vmap(view)(reset_states) for view in view_fns)
-        return select_envs(done, reset_states, states), select_envs(done, fresh_views, tuple(views))
+        return select_envs(done, fresh_episodes(reset_keys), (states, tuple(views)))
 
     branches = [lambda _: (states, tuple(views)), lambda _: fresh_at(jnp.nonzero(done, size=slots, fill_value=batch)[0]), every_env]
     finished = jnp.sum(done)
