@@ -32,6 +32,7 @@ from motivegym.baselines.episodes import (
     staged_scan,
 )
 from motivegym.baselines.networks import (
+    agent_conditioned_mlp,
     beta_entropy,
     beta_log_prob,
     beta_parameters,
@@ -95,16 +96,8 @@ class MultiAgentPPO:
         else:
             low, high = env.action_bounds(env_params)
             self.action_low, self.action_span = jnp.asarray(low), jnp.asarray(high) - jnp.asarray(low)
-        self.agent_ids = jnp.eye(self.n_agents, dtype=jnp.float32)
 
     # ----- networks -----
-    def _id_input(self, x: Array) -> Array:
-        """Append the agent one-hot to per-agent inputs ``[..., n, d]`` when parameters are shared."""
-        if not self.config.share_parameters:
-            return x
-        ids = jnp.broadcast_to(self.agent_ids, x.shape[:-1] + (self.n_agents,))
-        return jnp.concatenate([x, ids], axis=-1)
-
     def init_networks(self, key: Array) -> dict:
         cfg = self.config
         extra = self.n_agents if cfg.share_parameters else 0
@@ -123,19 +116,19 @@ class MultiAgentPPO:
         }
 
     def _per_agent(self, layers, x: Array) -> Array:
-        """Apply a network to ``[..., n, d]`` inputs, shared or one set of parameters per agent."""
+        """Apply a network to ``[..., n, d]`` inputs: shared (with the agent one-hot) or one set of parameters per agent."""
         if self.config.share_parameters:
-            return mlp_apply(layers, x)
+            return agent_conditioned_mlp(layers, x)
         moved = jnp.moveaxis(x, -2, 0)  # [n, ..., d]
         return jnp.moveaxis(jax.vmap(mlp_apply)(layers, moved), 0, -2)
 
     def policy_output(self, networks: dict, obs: Array) -> Array:
-        return self._per_agent(networks["actor"], self._id_input(obs))
+        return self._per_agent(networks["actor"], obs)
 
     def value(self, networks: dict, obs: Array, global_state: Array) -> Array:
         if self.config.centralized_critic:
             return self._centralized_value(networks["critic"], global_state)
-        return self._per_agent(networks["critic"], self._id_input(obs))[..., 0]
+        return self._per_agent(networks["critic"], obs)[..., 0]
 
     def _centralized_value(self, layers: list[dict], global_state: Array) -> Array:
         """MAPPO critic ``V_i = MLP_i([s, onehot_i])`` for every agent, ``[..., n]`` from ``s [..., S]``.
@@ -144,18 +137,12 @@ class MultiAgentPPO:
         the concatenation, without materialising n copies of the global state (ApacheProject: 40 agents
         × 4,921 state floats per sample), and one wide matrix product instead of n narrow ones.
         """
-        first, rest = layers[0], layers[1:]
-        size, n = self.state_size, self.n_agents
-        if self.config.share_parameters:  # first["w"]: [S + n, H]
-            hidden = (global_state @ first["w"][:size])[..., None, :] + first["w"][size:] + first["b"]
-        else:  # first["w"]: [n, S + n, H], one critic per agent
-            agent = jnp.arange(n)
-            hidden = jnp.einsum("...s,nsh->...nh", global_state, first["w"][:, :size]) + first["w"][agent, size + agent] + first["b"]
-        if not rest:
-            return hidden[..., 0]
-        hidden = jnp.tanh(hidden)
-        out = mlp_apply(rest, hidden) if self.config.share_parameters else self._per_agent(rest, hidden)
-        return out[..., 0]
+        if self.config.share_parameters:  # layers[0]["w"]: [S + n, H]
+            return agent_conditioned_mlp(layers, global_state[..., None, :])[..., 0]
+        first, rest = layers[0], layers[1:]  # first["w"]: [n, S + n, H], one critic per agent
+        size, agent = self.state_size, jnp.arange(self.n_agents)
+        hidden = jnp.einsum("...s,nsh->...nh", global_state, first["w"][:, :size]) + first["w"][agent, size + agent] + first["b"]
+        return (hidden if not rest else self._per_agent(rest, jnp.tanh(hidden)))[..., 0]
 
     def sample(self, key: Array, output: Array) -> tuple[Array, Array]:
         """``(raw action, log-prob)``; raw is in (0, 1) (continuous) or an index (discrete)."""

@@ -38,7 +38,7 @@ from motivegym.baselines.episodes import (
     learner_batch_step,
     staged_scan,
 )
-from motivegym.baselines.networks import mlp_apply, mlp_init
+from motivegym.baselines.networks import agent_conditioned_mlp, mlp_apply, mlp_init
 from motivegym.baselines.normalization import RunningStats, normalize, running_stats, update_stats
 from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.core.errors import check_names
@@ -263,7 +263,6 @@ class MultiAgentQLearning:
         self.obs_size = env.observation_size(env_params)
         self.state_size = env.global_state_size(env_params)
         self.num_actions = env.num_actions(env_params)
-        self.agent_ids = jnp.eye(self.n_agents, dtype=jnp.float32)
 
     # ----- networks -----
     def init_networks(self, key: Array) -> dict:
@@ -283,8 +282,7 @@ class MultiAgentQLearning:
     def q_values(self, networks: dict, obs: Array) -> Array:
         """``[..., n, A]`` from (normalised) observations ``[..., n, d]``: shared net with agent one-hot, or one net per agent."""
         if self.config.share_parameters:
-            ids = jnp.broadcast_to(self.agent_ids, obs.shape[:-1] + (self.n_agents,))
-            return mlp_apply(networks["q"], jnp.concatenate([obs, ids], axis=-1))
+            return agent_conditioned_mlp(networks["q"], obs)
         per_agent = jax.vmap(mlp_apply)(networks["q"], jnp.moveaxis(obs, -2, 0))
         return jnp.moveaxis(per_agent, 0, -2)
 
