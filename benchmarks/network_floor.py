@@ -1,0 +1,94 @@
+"""Lower bound on a sweep group's PPO time: only the learner's network math, nothing else.
+
+    python benchmarks/network_floor.py [--env ApacheProject-v0] [--algo ippo] [--updates 4]
+
+For one env × algorithm of the issue-6 sweep (3 reward layers × 7 seeds = 21 runs, vmapped and split
+over one host device per core, 16 envs × 128 steps per update, 4 epochs × 4 minibatches) this times a
+program that does only what every PPO update must do with the learner's own networks
+(``MultiAgentPPO.policy_output`` / ``value``, the sweep's parameters):
+
+* the rollout's forward passes (actor, critic, and the critic on the final observation), done as one
+  large batch instead of 128 small ones, which can only be faster;
+* per epoch and minibatch, forward and backward of actor and critic (the loss is a sum of squares;
+  no optimiser, no env, no reward layer, no GAE, no shuffling).
+
+Projected over the env's reference budget, this is a floor for the group's training time on this
+machine: the real sweep does all of this and more. Compare with ``benchmarks/sweep_time.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from motivegym.core.cpu_defaults import use_host_devices  # noqa: E402  (before JAX starts)
+
+use_host_devices()
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+import motivegym  # noqa: E402
+from motivegym.core.batching import split_across_devices  # noqa: E402
+from motivegym.experiments.sweep import group_program  # noqa: E402
+
+RUNS, NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = 21, 16, 128, 4, 4
+
+
+def network_only_update(learner, updates: int):
+    """``run(keys)``: ``updates`` × (rollout forward passes + EPOCHS × MINIBATCHES gradient steps) of one run."""
+    n, batch = learner.n_agents, NUM_ENVS * NUM_STEPS
+
+    def run(key):
+        networks = learner.init_networks(key)
+        obs = jax.random.normal(key, (batch, n, learner.obs_size))
+        states = jax.random.normal(key, (batch, learner.state_size))
+
+        def loss(nets, obs, states):
+            return jnp.sum(learner.policy_output(nets, obs) ** 2) + jnp.sum(learner.value(nets, obs, states) ** 2)
+
+        def one_update(nets, _):
+            rollout = learner.policy_output(nets, obs).sum() + 2.0 * learner.value(nets, obs, states).sum()
+
+            def minibatch(nets, index):
+                rows = jax.lax.dynamic_slice_in_dim(jnp.arange(batch), index * (batch // MINIBATCHES), batch // MINIBATCHES)
+                grads = jax.grad(loss)(nets, obs[rows], states[rows])
+                return jax.tree.map(lambda p, g: p - 1e-6 * g, nets, grads), None
+
+            nets, _ = jax.lax.scan(minibatch, nets, jnp.tile(jnp.arange(MINIBATCHES), EPOCHS))
+            return jax.tree.map(lambda p: p + 1e-12 * rollout, nets), None
+
+        nets, _ = jax.lax.scan(one_update, networks, None, length=updates)
+        return jax.tree.leaves(nets)[0].sum()
+
+    return jax.jit(split_across_devices(jax.vmap(run), jax.local_devices()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="ApacheProject-v0")
+    parser.add_argument("--algo", default="ippo")
+    parser.add_argument("--updates", type=int, default=4)
+    args = parser.parse_args()
+    pending = [(reward, seed) for reward in ("private", "integrated", "cooperative") for seed in range(RUNS // 3)]
+    learner = group_program(args.env, args.algo, pending, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS)[0]
+    program = network_only_update(learner, args.updates)
+    keys = jax.random.split(jax.random.PRNGKey(0), RUNS)
+    compiled = program.lower(keys).compile()
+    jax.block_until_ready(compiled(keys))
+    start = time.perf_counter()
+    jax.block_until_ready(compiled(keys))
+    seconds = time.perf_counter() - start
+    budget = motivegym.get_spec(args.env).reference_steps
+    updates_needed = budget // (NUM_ENVS * NUM_STEPS)
+    rate = RUNS * args.updates * NUM_ENVS * NUM_STEPS / seconds
+    print(f"{args.env} {args.algo}: network math only {rate:,.0f} env-steps/s (21 runs); "
+          f"floor for the group at {budget:,} steps/run: {seconds / args.updates * updates_needed / 3600:.2f} h")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
