@@ -31,12 +31,13 @@ import time  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from sweep_time import REWARDS, SEEDS  # noqa: E402  (the sweep's 3 reward layers × 7 seeds)
 
 import motivegym  # noqa: E402
 from motivegym.core.batching import split_across_devices  # noqa: E402
 from motivegym.experiments.sweep import group_program  # noqa: E402
 
-RUNS, NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = 21, 16, 128, 4, 4
+RUNS, NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = len(REWARDS) * SEEDS, 16, 128, 4, 4
 
 
 def network_only_update(learner, updates: int):
@@ -74,7 +75,7 @@ def main() -> None:
     parser.add_argument("--algo", default="ippo")
     parser.add_argument("--updates", type=int, default=4)
     args = parser.parse_args()
-    pending = [(reward, seed) for reward in ("private", "integrated", "cooperative") for seed in range(RUNS // 3)]
+    pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
     learner = group_program(args.env, args.algo, pending, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS)[0]
     program = network_only_update(learner, args.updates)
     keys = jax.random.split(jax.random.PRNGKey(0), RUNS)
