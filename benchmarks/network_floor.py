@@ -40,24 +40,32 @@ from motivegym.experiments.sweep import group_program  # noqa: E402
 RUNS, NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = len(REWARDS) * SEEDS, 16, 128, 4, 4
 
 
+def network_loss(learner):
+    """``loss(nets, obs, states)``: a scalar that needs every actor and critic output (sum of squares)."""
+
+    def loss(nets, obs, states):
+        return jnp.sum(learner.policy_output(nets, obs) ** 2) + jnp.sum(learner.value(nets, obs, states) ** 2)
+
+    return loss
+
+
 def network_only_update(learner, updates: int):
     """``run(keys)``: ``updates`` × (rollout forward passes + EPOCHS × MINIBATCHES gradient steps) of one run."""
     n, batch = learner.n_agents, NUM_ENVS * NUM_STEPS
+    loss = network_loss(learner)
 
     def run(key):
         networks = learner.init_networks(key)
         obs = jax.random.normal(key, (batch, n, learner.obs_size))
         states = jax.random.normal(key, (batch, learner.state_size))
 
-        def loss(nets, obs, states):
-            return jnp.sum(learner.policy_output(nets, obs) ** 2) + jnp.sum(learner.value(nets, obs, states) ** 2)
-
         def one_update(nets, _):
             rollout = learner.policy_output(nets, obs).sum() + 2.0 * learner.value(nets, obs, states).sum()
 
             def minibatch(nets, index):
-                rows = jax.lax.dynamic_slice_in_dim(jnp.arange(batch), index * (batch // MINIBATCHES), batch // MINIBATCHES)
-                grads = jax.grad(loss)(nets, obs[rows], states[rows])
+                start, size = index * (batch // MINIBATCHES), batch // MINIBATCHES
+                rows = (jax.lax.dynamic_slice_in_dim(x, start, size) for x in (obs, states))
+                grads = jax.grad(loss)(nets, *rows)
                 return jax.tree.map(lambda p, g: p - 1e-6 * g, nets, grads), None
 
             nets, _ = jax.lax.scan(minibatch, nets, jnp.tile(jnp.arange(MINIBATCHES), EPOCHS))
@@ -69,12 +77,69 @@ def network_only_update(learner, updates: int):
     return jax.jit(split_across_devices(jax.vmap(run), jax.local_devices()))
 
 
+def update_flops(learner) -> float:
+    """XLA's FLOP count of one run's network math per PPO update.
+
+    = forward(actor, critic) on NUM_ENVS × NUM_STEPS rollout observations + critic on the NUM_ENVS final
+    observations + EPOCHS × MINIBATCHES × forward-and-backward(actor, critic) on one minibatch.
+    """
+    nets = learner.init_networks(jax.random.PRNGKey(0))
+    loss = network_loss(learner)
+
+    def flops(function, rows: int) -> float:
+        obs = jnp.zeros((rows, learner.n_agents, learner.obs_size))
+        states = jnp.zeros((rows, learner.state_size))
+        return jax.jit(function).lower(nets, obs, states).compile().cost_analysis()["flops"]
+
+    batch = NUM_ENVS * NUM_STEPS
+    return (
+        flops(loss, batch)
+        + flops(lambda nets, obs, states: learner.value(nets, obs, states).sum(), NUM_ENVS)
+        + EPOCHS * MINIBATCHES * flops(jax.grad(loss), batch // MINIBATCHES)
+    )
+
+
+def dense_matmul_peak(size: int = 2048, repeats: int = 5) -> float:
+    """FLOP/s of large float32 matrix products on every local device at once: the most these cores sustain."""
+    devices = jax.local_devices()
+    product = jax.pmap(lambda a: a @ a)
+    matrices = jax.random.normal(jax.random.PRNGKey(0), (len(devices), size, size))
+    jax.block_until_ready(product(matrices))
+    start = time.perf_counter()
+    for _ in range(repeats):
+        result = product(matrices)
+    jax.block_until_ready(result)
+    return repeats * len(devices) * 2 * size**3 / (time.perf_counter() - start)
+
+
+def sweep_flops_floor(env_ids: list[str], algo: str) -> None:
+    """Print each env's network FLOPs at its reference budget (21 runs) and the sum ÷ this machine's matmul peak."""
+    pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
+    peak = dense_matmul_peak()
+    print(f"dense float32 matmul peak on {len(jax.local_devices())} host devices: {peak / 1e9:,.1f} GFLOP/s")
+    print("| env | n | budget/run | network PFLOP (21 runs) | hours at the matmul peak |")
+    print("|---|---|---|---|---|")
+    total = 0.0
+    for env_id in env_ids:
+        learner = group_program(env_id, algo, pending, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS)[0]
+        budget = motivegym.get_spec(env_id).reference_steps
+        group_flops = RUNS * update_flops(learner) * (budget // (NUM_ENVS * NUM_STEPS))
+        total += group_flops
+        print(f"| {env_id} | {learner.n_agents} | {budget:,} | {group_flops / 1e15:.3f} | {group_flops / peak / 3600:.2f} |")
+    print(f"{algo}: {len(env_ids)} envs, {total / 1e15:.2f} PFLOP of network math; at the matmul peak "
+          f"{total / peak / 3600:.2f} h")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="ApacheProject-v0")
     parser.add_argument("--algo", default="ippo")
     parser.add_argument("--updates", type=int, default=4)
+    parser.add_argument("--flops", action="store_true", help="count FLOPs for every sweep env instead of timing --env")
     args = parser.parse_args()
+    if args.flops:
+        sweep_flops_floor([e for e in motivegym.list_envs() if motivegym.get_spec(e).reference_steps], args.algo)
+        return
     pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
     learner = group_program(args.env, args.algo, pending, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS)[0]
     program = network_only_update(learner, args.updates)
