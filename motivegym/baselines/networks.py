@@ -71,14 +71,34 @@ def beta_parameters(raw: Array) -> tuple[Array, Array]:
     return concentration[..., 0], concentration[..., 1]
 
 
+@jax.custom_jvp
+def log_beta_function(a: Array, b: Array) -> Array:
+    """``log B(a, b)``: jax.scipy's accurate ``betaln``, differentiated as ``∂a = ψ(a) − ψ(a + b)``.
+
+    Autodiff through ``betaln``'s branchy implementation costs about 4x its closed-form derivative;
+    the loss gradient of every Beta policy goes through here.
+    """
+    return betaln(a, b)
+
+
+@log_beta_function.defjvp
+def _log_beta_function_jvp(primals, tangents):
+    a, b = primals
+    a_dot, b_dot = tangents
+    digamma_total = digamma(a + b)
+    return betaln(a, b), (digamma(a) - digamma_total) * a_dot + (digamma(b) - digamma_total) * b_dot
+
+
 def beta_log_prob(alpha: Array, beta: Array, x: Array) -> Array:
-    return (alpha - 1.0) * jnp.log(x) + (beta - 1.0) * jnp.log1p(-x) - betaln(alpha, beta)
+    """``log p(x) = (α − 1) log x + (β − 1) log(1 − x) − log B(α, β)``."""
+    return (alpha - 1.0) * jnp.log(x) + (beta - 1.0) * jnp.log1p(-x) - log_beta_function(alpha, beta)
 
 
 def beta_entropy(alpha: Array, beta: Array) -> Array:
+    """``H = log B(α, β) − (α − 1) ψ(α) − (β − 1) ψ(β) + (α + β − 2) ψ(α + β)``."""
     total = alpha + beta
     return (
-        betaln(alpha, beta)
+        log_beta_function(alpha, beta)
         - (alpha - 1.0) * digamma(alpha)
         - (beta - 1.0) * digamma(beta)
         + (total - 2.0) * digamma(total)

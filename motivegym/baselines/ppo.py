@@ -102,7 +102,9 @@ class MultiAgentPPO:
         cfg = self.config
         extra = self.n_agents if cfg.share_parameters else 0
         actor_out = self.num_actions if self.discrete else 2
-        critic_in = (self.state_size if cfg.centralized_critic else self.obs_size) + (self.n_agents if cfg.share_parameters or cfg.centralized_critic else 0)
+        critic_in = (self.state_size if cfg.centralized_critic else self.obs_size) + (
+            self.n_agents if cfg.share_parameters or cfg.centralized_critic else 0
+        )
         actor_sizes = (self.obs_size + extra, *cfg.hidden_sizes, actor_out)
         critic_sizes = (critic_in, *cfg.hidden_sizes, 1)
         actor_key, critic_key = jax.random.split(key)
@@ -153,11 +155,13 @@ class MultiAgentPPO:
         action = jnp.clip(jax.random.beta(key, alpha, beta), 1e-6, 1.0 - 1e-6)
         return action, beta_log_prob(alpha, beta, action)
 
-    def log_prob_entropy(self, output: Array, action: Array) -> tuple[Array, Array]:
+    def log_prob(self, output: Array, action: Array) -> Array:
         if self.discrete:
-            return categorical_log_prob(output, action), categorical_entropy(output)
-        alpha, beta = beta_parameters(output)
-        return beta_log_prob(alpha, beta, action), beta_entropy(alpha, beta)
+            return categorical_log_prob(output, action)
+        return beta_log_prob(*beta_parameters(output), action)
+
+    def entropy(self, output: Array) -> Array:
+        return categorical_entropy(output) if self.discrete else beta_entropy(*beta_parameters(output))
 
     def greedy(self, output: Array) -> Array:
         if self.discrete:
@@ -270,18 +274,20 @@ class MultiAgentPPO:
                 advantage = delta + cfg.gamma * cfg.gae_lambda * not_done * advantage
                 return (advantage, step["value"]), advantage
 
-            _, advantages = jax.lax.scan(
-                backward, (jnp.zeros_like(last_value), last_value), records, reverse=True
-            )
+            _, advantages = jax.lax.scan(backward, (jnp.zeros_like(last_value), last_value), records, reverse=True)
             return advantages, advantages + records["value"]
 
         def loss_fn(networks, batch):
             output = self.policy_output(networks, batch["norm_obs"])
-            log_prob, entropy = self.log_prob_entropy(output, batch["raw"])
+            log_prob = self.log_prob(output, batch["raw"])
+            # with ent_coef = 0 the entropy is only reported: no backward pass through its digammas
+            entropy = self.entropy(output if cfg.ent_coef else jax.lax.stop_gradient(output))
             ratio = jnp.exp(log_prob - batch["log_prob"])
             advantage = batch["advantage"]
             advantage = (advantage - advantage.mean(axis=0)) / (advantage.std(axis=0) + 1e-8)
-            policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - cfg.clip_eps, 1 + cfg.clip_eps) * advantage))
+            policy_loss = -jnp.mean(
+                jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - cfg.clip_eps, 1 + cfg.clip_eps) * advantage)
+            )
             value = self.value(networks, batch["norm_obs"], batch["global_state"])
             clipped = batch["value"] + jnp.clip(value - batch["value"], -cfg.clip_eps, cfg.clip_eps)
             value_loss = 0.5 * jnp.mean(jnp.maximum((value - batch["target"]) ** 2, (clipped - batch["target"]) ** 2))
@@ -338,7 +344,6 @@ class MultiAgentPPO:
     def make_train(self):
         """``train(key, reward_index) -> (runner, metrics)``: the whole run as one jittable function."""
         return self.make_stages()[0]
-
 
 
 def episode_payoffs(algo: MultiAgentPPO, runner: dict | None, key: Array, episodes: int, policy: str = "greedy") -> Array:

@@ -2,8 +2,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.scipy.special import betaln
+from jax.scipy.stats import beta as beta_distribution
 
-from motivegym.baselines.networks import mlp_apply, mlp_init, orthogonal_init
+from motivegym.baselines.networks import beta_entropy, beta_log_prob, log_beta_function, mlp_apply, mlp_init, orthogonal_init
 
 
 @pytest.mark.parametrize("fan_in, fan_out", [(64, 64), (300, 64), (64, 5), (3, 64), (64, 1)])
@@ -42,3 +44,22 @@ def test_agent_conditioned_mlp_equals_the_mlp_on_the_input_with_the_agent_one_ho
     np.testing.assert_allclose(agent_conditioned_mlp(layers, shared), expected, rtol=1e-5, atol=1e-5)
     # agents differ only through their one-hot rows
     assert not np.allclose(agent_conditioned_mlp(layers, shared)[:, 0], agent_conditioned_mlp(layers, shared)[:, 1])
+
+
+def test_log_beta_function_value_and_gradient_match_betaln_autodiff():
+    a = jnp.array([1.0, 1.5, 3.0, 40.0, 900.0])
+    b = jnp.array([1.0, 7.0, 0.5, 2.5, 30.0])
+    np.testing.assert_array_equal(log_beta_function(a, b), betaln(a, b))
+    ours = jax.vmap(jax.grad(log_beta_function, argnums=(0, 1)))(a, b)
+    autodiff = jax.vmap(jax.grad(betaln, argnums=(0, 1)))(a, b)
+    np.testing.assert_allclose(ours, autodiff, rtol=2e-4, atol=1e-6)
+
+
+def test_beta_log_prob_and_entropy_match_scipy_beta():
+    import scipy.stats
+
+    alpha, beta, x = jnp.array([1.0, 2.0, 5.5]), jnp.array([3.0, 2.0, 1.2]), jnp.array([0.2, 0.5, 0.9])
+    np.testing.assert_allclose(beta_log_prob(alpha, beta, x), beta_distribution.logpdf(x, alpha, beta), rtol=1e-5)
+    np.testing.assert_allclose(
+        beta_entropy(alpha, beta), scipy.stats.beta(np.asarray(alpha), np.asarray(beta)).entropy(), rtol=1e-5, atol=1e-6
+    )
