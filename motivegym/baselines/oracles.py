@@ -204,7 +204,9 @@ def _solve(env, params, layers, family, horizon, settings, keys, theta0, owner_w
             step = (b - a) / (settings.grid - 1)
             return (jnp.maximum(low, best_x - step), jnp.minimum(high_, best_x + step), best_x, best_value), None
 
-        (_, _, best_x, _), _ = jax.lax.scan(refine, (low, high_, current, current_value), None, length=settings.refinements + 1)
+        (_, _, best_x, _), _ = jax.lax.scan(
+            refine, (low, high_, current, current_value), None, length=settings.refinements + 1
+        )
         best_x = jnp.where(active[param, agent], best_x, current)
         return theta.at[param, agent].set(best_x)
 
@@ -302,7 +304,9 @@ class OracleResult:
 
 
 #: layers every solver call scores at once, so one compiled solver per (env, family) serves all of them
-STANDARD_LAYERS: tuple[RewardLayer, ...] = tuple(reward_layer(name) for name in ("private", "integrated", "cooperative"))
+STANDARD_LAYERS: tuple[RewardLayer, ...] = tuple(
+    reward_layer(name) for name in ("private", "integrated", "cooperative")
+)
 
 
 def layer_set(layer: RewardLayer) -> tuple[tuple[RewardLayer, ...], int]:
@@ -364,7 +368,9 @@ def solve_policy_game(
     theta0 = jnp.asarray(theta0, jnp.float32)
     active = jnp.ones(theta0.shape, bool) if active is None else jnp.asarray(active, bool)
     keys = episode_keys(env, params, settings)
-    theta, sweeps, change, table, gains = _solve(env, params, layers, family, horizon, settings, keys, theta0, weights, active)
+    theta, sweeps, change, table, gains = _solve(
+        env, params, layers, family, horizon, settings, keys, theta0, weights, active
+    )
     gains = np.where(np.asarray(active), np.asarray(gains), -np.inf)
     table = np.asarray(table)
     target = "payoff" if layer is None else layer.name
@@ -456,7 +462,9 @@ def solve_oracle(
     elif name == "loyalty":
         level, _ = best_common_level(env, params, layer, settings)
         inactive = np.zeros((1, high.shape[0]), bool)  # one shared coordinate, optimised above: evaluate only
-        result = solve_policy_game(env, params, layer, ScheduleFamily(1), "total", level * high[None], settings, name, inactive)
+        result = solve_policy_game(
+            env, params, layer, ScheduleFamily(1), "total", level * high[None], settings, name, inactive
+        )
         result.objective = f"total {layer.name} return at a common level c·e, c* = {level:.4f}"
     elif name == "social_optimum":
         level, _ = best_common_level(env, params, None, settings)
@@ -538,7 +546,9 @@ class StageEquilibrium:
 
 
 @functools.partial(jax.jit, static_argnames=("value_form", "sweeps", "bisections"))
-def _stage_fixed_point(endowments, alpha, theta, beta, gamma, weights, own, start, value_form, sweeps, bisections, tolerance):
+def _stage_fixed_point(
+    endowments, alpha, theta, beta, gamma, weights, own, start, value_form, sweeps, bisections, tolerance
+):
     """Gauss-Seidel best responses; agent i maximises ``own_i π_i + Σ_j weights_ij π_j`` (concave in a_i)."""
     n = endowments.shape[0]
 

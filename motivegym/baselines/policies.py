@@ -179,7 +179,9 @@ class Schedule(Policy):
             table = jnp.broadcast_to(0.5 * state["high"], (self.blocks,) + state["high"].shape)
         table = jnp.asarray(table, jnp.float32)
         if table.shape != (self.blocks,) + state["high"].shape:
-            raise ValueError(f"schedule table must have shape {(self.blocks,) + state['high'].shape}, got {table.shape}")
+            raise ValueError(
+                f"schedule table must have shape {(self.blocks,) + state['high'].shape}, got {table.shape}"
+            )
         return {**state, "table": table, "horizon": jnp.asarray(params.max_steps, jnp.int32)}
 
     def __call__(self, key, obs, state):
@@ -281,7 +283,9 @@ def episode_rollout(
     spec = LayerSpec(n_agents=n, obs_size=env.observation_size(params))
     reset_key, layer_key, scan_key = jax.random.split(key, 3)
     state, obs = env.reset(reset_key, params)
-    layer_states = tuple(layer.init(k, spec) for layer, k in zip(layers, jax.random.split(layer_key, max(len(layers), 1))))
+    layer_states = tuple(
+        layer.init(k, spec) for layer, k in zip(layers, jax.random.split(layer_key, max(len(layers), 1)))
+    )
     initial_trust = jnp.asarray(env.describe(state, params).get("mean_trust", jnp.nan), jnp.float32)
     cooperation_of = cooperation_measure(env, params)
     totals = EpisodeStats(

@@ -102,9 +102,7 @@ class MultiAgentPPO:
         cfg = self.config
         extra = self.n_agents if cfg.share_parameters else 0
         actor_out = self.num_actions if self.discrete else 2
-        critic_in = (self.state_size if cfg.centralized_critic else self.obs_size) + (
-            self.n_agents if cfg.share_parameters or cfg.centralized_critic else 0
-        )
+        critic_in = (self.state_size if cfg.centralized_critic else self.obs_size) + (self.n_agents if cfg.share_parameters or cfg.centralized_critic else 0)
         actor_sizes = (self.obs_size + extra, *cfg.hidden_sizes, actor_out)
         critic_sizes = (critic_in, *cfg.hidden_sizes, 1)
         actor_key, critic_key = jax.random.split(key)
@@ -274,7 +272,9 @@ class MultiAgentPPO:
                 advantage = delta + cfg.gamma * cfg.gae_lambda * not_done * advantage
                 return (advantage, step["value"]), advantage
 
-            _, advantages = jax.lax.scan(backward, (jnp.zeros_like(last_value), last_value), records, reverse=True)
+            _, advantages = jax.lax.scan(
+                backward, (jnp.zeros_like(last_value), last_value), records, reverse=True
+            )
             return advantages, advantages + records["value"]
 
         def loss_fn(networks, batch):
@@ -285,9 +285,7 @@ class MultiAgentPPO:
             ratio = jnp.exp(log_prob - batch["log_prob"])
             advantage = batch["advantage"]
             advantage = (advantage - advantage.mean(axis=0)) / (advantage.std(axis=0) + 1e-8)
-            policy_loss = -jnp.mean(
-                jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - cfg.clip_eps, 1 + cfg.clip_eps) * advantage)
-            )
+            policy_loss = -jnp.mean(jnp.minimum(ratio * advantage, jnp.clip(ratio, 1 - cfg.clip_eps, 1 + cfg.clip_eps) * advantage))
             value = self.value(networks, batch["norm_obs"], batch["global_state"])
             clipped = batch["value"] + jnp.clip(value - batch["value"], -cfg.clip_eps, cfg.clip_eps)
             value_loss = 0.5 * jnp.mean(jnp.maximum((value - batch["target"]) ** 2, (clipped - batch["target"]) ** 2))

@@ -28,9 +28,7 @@ def algorithm_class(name: str):
     return getattr(stable_baselines3, name.upper())
 
 
-def train_shared(
-    algo: str, env_id: str, reward: str = "integrated", steps: int = 10_000, seed: int = 0, num_envs: int = 4, **algo_kwargs: Any
-):
+def train_shared(algo: str, env_id: str, reward: str = "integrated", steps: int = 10_000, seed: int = 0, num_envs: int = 4, **algo_kwargs: Any):
     """Train one parameter-shared SB3 model; returns ``(model, vec_env)``."""
     env = AgentsVecEnv(env_id, num_envs=num_envs, reward=reward)
     env.seed(seed)
@@ -73,16 +71,8 @@ class SingleAgentVecEnv(AgentsVecEnv):
         return obs[rows], rewards[rows], dones[rows], [infos[k] for k in rows]
 
 
-def train_independent(
-    algo: str,
-    env_id: str,
-    reward: str = "integrated",
-    steps: int = 10_000,
-    seed: int = 0,
-    num_envs: int = 4,
-    rounds: int = 4,
-    **algo_kwargs: Any,
-) -> list:
+def train_independent(algo: str, env_id: str, reward: str = "integrated", steps: int = 10_000, seed: int = 0,
+                      num_envs: int = 4, rounds: int = 4, **algo_kwargs: Any) -> list:
     """One SB3 model per agent, trained in ``rounds`` turns of ``steps / rounds`` each."""
     cls = algorithm_class(algo)
     probe = AgentsVecEnv(env_id, num_envs=1, reward=reward)

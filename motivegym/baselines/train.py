@@ -41,16 +41,7 @@ def build_learner(algo: str, env_id: str, reward: str, steps: int, num_envs: int
 
 
 def train_cli(
-    algo: str,
-    env_id: str,
-    reward: str,
-    seeds: int,
-    steps: int,
-    out: str,
-    num_envs: int = 16,
-    num_steps: int = 128,
-    seed: int = 0,
-    bins: int = 11,
+    algo: str, env_id: str, reward: str, seeds: int, steps: int, out: str, num_envs: int = 16, num_steps: int = 128, seed: int = 0, bins: int = 11
 ) -> int:
     from tqdm import tqdm
 
@@ -86,30 +77,12 @@ def train_cli(
     with open(out_dir / "learning_curve.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         n = payoff.shape[-1]
-        writer.writerow(
-            ["seed", "update", "env_steps", "episodes", "welfare"]
-            + [f"payoff_{i}" for i in range(n)]
-            + [f"reward_{i}" for i in range(n)]
-        )
+        writer.writerow(["seed", "update", "env_steps", "episodes", "welfare"] + [f"payoff_{i}" for i in range(n)] + [f"reward_{i}" for i in range(n)])
         for s in range(seeds):
             for u in range(config.num_updates):
-                writer.writerow(
-                    [s, u, (u + 1) * steps_per_update, int(episodes[s, u]), float(payoff[s, u].sum())]
-                    + payoff[s, u].tolist()
-                    + reward_curve[s, u].tolist()
-                )
-    plot_learning_curve(
-        payoff.sum(-1),
-        episodes,
-        steps_per_update,
-        out_dir / "learning_curve.png",
-        f"{algo.upper()} on {env_id} ({reward} reward)",
-    )
-    flat = {
-        f"seed{s}/{'/'.join(map(str, path))}": np.asarray(leaf[s])
-        for s in range(seeds)
-        for path, leaf in _leaves(runners["networks"])
-    }
+                writer.writerow([s, u, (u + 1) * steps_per_update, int(episodes[s, u]), float(payoff[s, u].sum())] + payoff[s, u].tolist() + reward_curve[s, u].tolist())
+    plot_learning_curve(payoff.sum(-1), episodes, steps_per_update, out_dir / "learning_curve.png", f"{algo.upper()} on {env_id} ({reward} reward)")
+    flat = {f"seed{s}/{'/'.join(map(str, path))}": np.asarray(leaf[s]) for s in range(seeds) for path, leaf in _leaves(runners["networks"])}
     flat.update({f"seed{s}/obs_mean": np.asarray(runners["obs_stats"].mean[s]) for s in range(seeds)})
     flat.update({f"seed{s}/obs_var": np.asarray(runners["obs_stats"].var[s]) for s in range(seeds)})
     np.savez(out_dir / "checkpoint.npz", **flat)
@@ -122,10 +95,7 @@ def train_cli(
 
 
 def _leaves(tree):
-    return [
-        (tuple(getattr(k, "key", getattr(k, "idx", k)) for k in path), leaf)
-        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]
-    ]
+    return [(tuple(getattr(k, "key", getattr(k, "idx", k)) for k in path), leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
 def plot_learning_curve(welfare: np.ndarray, episodes: np.ndarray, steps_per_update: int, path: Path, title: str) -> None:

@@ -140,16 +140,12 @@ def td_targets(rewards: Array, terminated: Array, next_values: Array, gamma: flo
     return rewards + gamma * (1.0 - terminated.astype(jnp.float32)) * next_values
 
 
-def iql_targets(
-    rewards: Array, terminated: Array, next_q_online: Array, next_q_target: Array, gamma: float, double_q: bool
-) -> Array:
+def iql_targets(rewards: Array, terminated: Array, next_q_online: Array, next_q_target: Array, gamma: float, double_q: bool) -> Array:
     """Per-agent targets ``[B, n]`` from rewards ``[B, n]``, ``terminated [B]``, next Q-values ``[B, n, A]``."""
     return td_targets(rewards, terminated[:, None], next_action_values(next_q_online, next_q_target, double_q), gamma)
 
 
-def vdn_targets(
-    team_rewards: Array, terminated: Array, next_q_online: Array, next_q_target: Array, gamma: float, double_q: bool
-) -> Array:
+def vdn_targets(team_rewards: Array, terminated: Array, next_q_online: Array, next_q_target: Array, gamma: float, double_q: bool) -> Array:
     """Team targets ``[B]``: ``r_team + γ(1 − d) Σ_i v'_i`` (Sunehag et al. 2018, Eq. 1)."""
     next_values = next_action_values(next_q_online, next_q_target, double_q)
     return td_targets(team_rewards, terminated, jnp.sum(next_values, axis=-1), gamma)
@@ -310,22 +306,14 @@ class MultiAgentQLearning:
             target = iql_targets(rewards, batch["terminated"], next_online, next_target, cfg.gamma, cfg.double_q)
         elif cfg.algorithm == "vdn":
             prediction = jnp.sum(taken, axis=-1)
-            target = vdn_targets(
-                team_reward(rewards, cfg.team_reward), batch["terminated"], next_online, next_target, cfg.gamma, cfg.double_q
-            )
+            target = vdn_targets(team_reward(rewards, cfg.team_reward), batch["terminated"], next_online, next_target, cfg.gamma, cfg.double_q)
         else:
             states = self.state_input(runner["state_stats"], batch["state"])
             next_states = self.state_input(runner["state_stats"], batch["next_state"])
             prediction = qmix_mix(networks["mixer"], taken, states)
             target = qmix_targets(
-                team_reward(rewards, cfg.team_reward),
-                batch["terminated"],
-                next_online,
-                next_target,
-                target_networks["mixer"],
-                next_states,
-                cfg.gamma,
-                cfg.double_q,
+                team_reward(rewards, cfg.team_reward), batch["terminated"], next_online, next_target,
+                target_networks["mixer"], next_states, cfg.gamma, cfg.double_q,
             )
         return td_loss(prediction, jax.lax.stop_gradient(target), cfg.loss)
 
@@ -387,22 +375,14 @@ class MultiAgentQLearning:
             networks = optax.apply_updates(runner["networks"], updates)
             gradient_steps = runner["gradient_steps"] + 1
             target = update_target(networks, runner["target_networks"], gradient_steps, cfg.tau, cfg.target_update_interval)
-            return {
-                **runner,
-                "networks": networks,
-                "target_networks": target,
-                "opt_state": opt_state,
-                "gradient_steps": gradient_steps,
-            }, loss
+            return {**runner, "networks": networks, "target_networks": target, "opt_state": opt_state, "gradient_steps": gradient_steps}, loss
 
         def skip(runner: dict, key: Array) -> tuple[dict, Array]:
             return runner, jnp.float32(jnp.nan)
 
         def vector_step(runner, _):
             key, explore_key, step_key, learn_key = jax.random.split(runner["key"], 4)
-            epsilon = epsilon_schedule(
-                runner["vector_steps"] * num_envs, cfg.epsilon_start, cfg.epsilon_end, cfg.exploration_steps
-            )
+            epsilon = epsilon_schedule(runner["vector_steps"] * num_envs, cfg.epsilon_start, cfg.epsilon_end, cfg.exploration_steps)
             obs = runner["obs"]
             q = self.q_values(runner["networks"], self.observation_input(runner["obs_stats"], obs))
             actions = epsilon_greedy(explore_key, q, epsilon)
@@ -412,18 +392,10 @@ class MultiAgentQLearning:
             transition = Transition(obs, actions, payoffs, final_obs, info["terminated"], info["truncated"], info)
             layer_states, rewards, _ = batched_layer(runner["layer_states"], transition)
             done = info["terminated"] | info["truncated"]
-            buffer = replay_add(
-                runner["buffer"],
-                {
-                    "obs": obs,
-                    "actions": actions,
-                    "rewards": rewards,
-                    "next_obs": final_obs,
-                    "terminated": info["terminated"],
-                    "state": runner["global_states"],
-                    "next_state": final_global,
-                },
-            )
+            buffer = replay_add(runner["buffer"], {
+                "obs": obs, "actions": actions, "rewards": rewards, "next_obs": final_obs,
+                "terminated": info["terminated"], "state": runner["global_states"], "next_state": final_global,
+            })
             accumulators, finished, discounted = accumulate_episodes(runner, payoffs, rewards, done, cfg.gamma)
             runner = {
                 **runner,
