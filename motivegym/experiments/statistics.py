@@ -167,8 +167,9 @@ def stratified_bootstrap(
     """``statistic(scores)`` with a stratified-bootstrap percentile interval (rliable's ``StratifiedBootstrap``).
 
     Each resample draws, independently for every task (column), as many runs as the task has, with replacement
-    from that task's finite runs; ``statistic`` sees a ``[runs, tasks]`` array with the same NaN padding as the
-    input, so it must ignore NaN when tasks have different numbers of runs (:func:`iqm` does).
+    from that task's finite runs; ``statistic`` sees a ``[runs, tasks]`` array of the input's shape, each column's
+    draws first and NaN below them, so it must ignore NaN when tasks have different numbers of runs (:func:`iqm` does).
+    A 1-D array is one task.
     """
     _check_level(level)
     _check_reps(reps)
