@@ -34,8 +34,8 @@ import jax.numpy as jnp  # noqa: E402
 from sweep_time import REWARDS, SEEDS  # noqa: E402  (the sweep's 3 reward layers × 7 seeds)
 
 import motivegym  # noqa: E402
+from motivegym.baselines.train import build_learner  # noqa: E402
 from motivegym.core.batching import split_across_devices  # noqa: E402
-from motivegym.experiments.sweep import group_program  # noqa: E402
 
 RUNS, NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = len(REWARDS) * SEEDS, 16, 128, 4, 4
 
@@ -114,14 +114,13 @@ def dense_matmul_peak(size: int = 2048, repeats: int = 5) -> float:
 
 def sweep_flops_floor(env_ids: list[str], algo: str) -> None:
     """Print each env's network FLOPs at its reference budget (21 runs) and the sum ÷ this machine's matmul peak."""
-    pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
     peak = dense_matmul_peak()
     print(f"dense float32 matmul peak on {len(jax.local_devices())} host devices: {peak / 1e9:,.1f} GFLOP/s")
     print("| env | n | budget/run | network PFLOP (21 runs) | hours at the matmul peak |")
     print("|---|---|---|---|---|")
     total = 0.0
     for env_id in env_ids:
-        learner = group_program(env_id, algo, pending, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS)[0]
+        learner = build_learner(algo, env_id, REWARDS, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS, bins=11)[0]
         budget = motivegym.get_spec(env_id).reference_steps
         group_flops = RUNS * update_flops(learner) * (budget // (NUM_ENVS * NUM_STEPS))
         total += group_flops
@@ -140,8 +139,7 @@ def main() -> None:
     if args.flops:
         sweep_flops_floor([e for e in motivegym.list_envs() if motivegym.get_spec(e).reference_steps], args.algo)
         return
-    pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
-    learner = group_program(args.env, args.algo, pending, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS)[0]
+    learner = build_learner(args.algo, args.env, REWARDS, NUM_ENVS * NUM_STEPS, NUM_ENVS, NUM_STEPS, bins=11)[0]
     program = network_only_update(learner, args.updates)
     keys = jax.random.split(jax.random.PRNGKey(0), RUNS)
     compiled = program.lower(keys).compile()

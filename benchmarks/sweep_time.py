@@ -4,8 +4,8 @@
 
 For each env × algorithm this builds exactly the program ``motivegym sweep --steps reference`` runs
 (``motivegym.experiments.sweep.group_program``: all 21 runs vmapped, split across one XLA host
-device per core), compiles it ahead of time
-(timed), then times ``--updates`` PPO updates of all 21 runs. PPO's cost is linear in the number of
+device per core), initialises the runs and compiles one chunk of ``--updates`` updates ahead of time
+(timed together), then times that chunk (``--updates`` PPO updates of all 21 runs). PPO's cost is linear in the number of
 updates (every update is the same rollout + epochs), so a group's training time at the reference
 budget is ``time per update × budget / (num_envs × num_steps)``; the table prints that projection
 next to what was measured, and the sum over envs. Evaluation (16 greedy episodes per run) and the
@@ -29,6 +29,7 @@ import time  # noqa: E402
 import jax  # noqa: E402
 
 import motivegym  # noqa: E402
+from motivegym.baselines.train import build_learner  # noqa: E402
 from motivegym.experiments.sweep import group_program  # noqa: E402
 
 REWARDS = ("private", "integrated", "cooperative")
@@ -37,19 +38,21 @@ SEEDS = 7
 
 def time_group(env_id: str, algo: str, updates: int, num_envs: int = 16, num_steps: int = 128) -> dict:
     pending = [(reward, seed) for reward in REWARDS for seed in range(SEEDS)]
-    learner, train, keys, reward_index = group_program(env_id, algo, pending, updates * num_envs * num_steps, num_envs, num_steps)
+    learner, _, _ = build_learner(algo, env_id, REWARDS, updates * num_envs * num_steps, num_envs, num_steps, bins=11)
+    program = group_program(learner, pending, REWARDS)
     start = time.perf_counter()
-    compiled = train.lower(keys, reward_index).compile()
+    runners = jax.block_until_ready(program.init(program.keys, program.reward_index))
+    compiled = program.chunk(updates).lower(runners).compile()
     compile_s = time.perf_counter() - start
     start = time.perf_counter()
-    jax.block_until_ready(compiled(keys, reward_index))
+    jax.block_until_ready(compiled(runners))
     measured_s = time.perf_counter() - start
     budget = motivegym.get_spec(env_id).reference_steps
     projected_updates = max(1, budget // (num_envs * num_steps))
     return {
         "env": env_id, "algo": algo, "n_agents": learner.n_agents, "budget": budget, "measured_updates": updates,
         "compile_s": compile_s, "measured_s": measured_s,
-        "env_steps_per_s": len(keys) * updates * num_envs * num_steps / measured_s,
+        "env_steps_per_s": len(pending) * updates * num_envs * num_steps / measured_s,
         "projected_s": compile_s + measured_s * projected_updates / updates,
     }  # fmt: skip
 

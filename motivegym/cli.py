@@ -195,10 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="reward-type ablation sweep (resumable; one compiled program per env × algo)")
     p.add_argument("--config", default=None, help="TOML or YAML file with the sweep settings (flags override it)")
-    p.add_argument("--envs", default=None, help="comma-separated env ids")
+    p.add_argument(
+        "--envs", default=None, help="comma-separated env ids, or 'dilemmas': every env whose dilemma gap passes the threshold"
+    )
     p.add_argument("--rewards", default=None, help="comma-separated reward layers (default private,integrated,cooperative)")
-    p.add_argument("--algos", default=None, help="comma-separated algorithms: ippo, mappo (default ippo)")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per (env, algo, reward) (default 7)")
+    p.add_argument(
+        "--algos", default=None, help="comma-separated algorithms: ippo, mappo, iql, vdn, qmix (default ippo; vdn/qmix need one reward)"
+    )
+    p.add_argument("--sharing", default=None, help="parameter sharing: shared, separate or both (default shared)")
+    p.add_argument("--checkpoints", default=None, help="fractions of the budget at which runs are evaluated (default 0.25,0.5,1)")
+    p.add_argument("--bins", type=int, default=None, help="discrete actions per agent for iql on continuous envs (default 11)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per (env, algo, sharing, reward) (default 10)")
     p.add_argument(
         "--steps",
         default=None,
@@ -207,7 +214,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-envs", type=int, default=None)
     p.add_argument("--num-steps", type=int, default=None)
     p.add_argument("--eval-episodes", type=int, default=None)
-    p.add_argument("--no-gap", action="store_true", help="skip solving the reference oracles (no Gap%%)")
     p.add_argument("--executor", default="local", help="local | ray")
     p.add_argument("--out", default="runs/sweep")
     p.add_argument(

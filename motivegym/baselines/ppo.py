@@ -170,6 +170,11 @@ class MultiAgentPPO:
     def env_action(self, raw: Array) -> Array:
         return raw if self.discrete else self.action_low + raw * self.action_span
 
+    def greedy_actions(self, policy_state: dict, obs: Array) -> Array:
+        """Env actions of the greedy policy (Beta mean / argmax) from ``{"networks", "obs_stats"}`` of a runner."""
+        norm_obs = normalize(policy_state["obs_stats"], obs) if self.config.normalize_observations else obs
+        return self.env_action(self.greedy(self.policy_output(policy_state["networks"], norm_obs)))
+
     # ----- env step with same-step auto-reset -----
     def env_step(self, keys, states, actions):
         return learner_batch_step(self.env, self.env_params, keys, states, actions)
@@ -364,11 +369,11 @@ def episode_payoffs(algo: MultiAgentPPO, runner: dict | None, key: Array, episod
                 from motivegym.core.batching import random_actions
 
                 actions = random_actions(env, params, action_key)
+            elif policy == "greedy":
+                actions = algo.greedy_actions(runner, obs)
             else:
                 norm_obs = normalize(runner["obs_stats"], obs) if cfg.normalize_observations else obs
-                output = algo.policy_output(runner["networks"], norm_obs)
-                raw = algo.greedy(output) if policy == "greedy" else algo.sample(action_key, output)[0]
-                actions = algo.env_action(raw)
+                actions = algo.env_action(algo.sample(action_key, algo.policy_output(runner["networks"], norm_obs))[0])
             state, obs, payoffs, done, _ = env.step(env_key, state, actions, params)
             return (state, obs, total + jnp.where(alive, payoffs, 0.0), alive & ~done), None
 

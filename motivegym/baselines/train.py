@@ -18,26 +18,31 @@ import numpy as np
 PPO_ALGORITHMS = {"ippo": {"centralized_critic": False}, "mappo": {"centralized_critic": True}}
 VALUE_ALGORITHMS = ("iql", "vdn", "qmix")
 ALGORITHMS = (*PPO_ALGORITHMS, *VALUE_ALGORITHMS)
+#: learners whose objective is the team reward (mean over agents of the layer's rewards), not each agent's own
+TEAM_REWARD_ALGORITHMS = ("vdn", "qmix")
 
 
-def build_learner(algo: str, env_id: str, reward: str, steps: int, num_envs: int, num_steps: int, bins: int):
-    """``(learner, config, episode_payoffs)`` of one algorithm; value-based ones get discrete actions."""
+def build_learner(
+    algo: str, env_id: str, rewards: str | tuple, steps: int, num_envs: int, num_steps: int, bins: int, share_parameters: bool = True
+):
+    """``(learner, config, episode_payoffs)`` of one algorithm; value-based ones get discrete actions
+    (``bins`` evenly spaced actions per agent on continuous envs). ``rewards``: one layer or a tuple chosen by index."""
     import motivegym
 
     env, params = motivegym.make_jax(env_id)
+    sizes = dict(total_steps=int(steps), num_envs=num_envs, num_steps=num_steps, share_parameters=share_parameters)
     if algo in PPO_ALGORITHMS:
         from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig, episode_payoffs
 
-        config = PPOConfig(total_steps=int(steps), num_envs=num_envs, num_steps=num_steps, **PPO_ALGORITHMS[algo])
-        return MultiAgentPPO(env, params, reward, config), config, episode_payoffs
+        config = PPOConfig(**sizes, **PPO_ALGORITHMS[algo])
+        return MultiAgentPPO(env, params, rewards, config), config, episode_payoffs
     from motivegym.baselines.value_based import MultiAgentQLearning, ValueConfig, episode_payoffs
     from motivegym.envs.wrappers import DiscretizedActions
 
     if env.action_kind == "continuous":
         env = DiscretizedActions(env, bins)
-        print(f"note: {env_id} has continuous actions; {algo.upper()} uses {bins} evenly spaced actions per agent (--bins)")
-    config = ValueConfig(algorithm=algo, total_steps=int(steps), num_envs=num_envs, num_steps=num_steps)
-    return MultiAgentQLearning(env, params, reward, config), config, episode_payoffs
+    config = ValueConfig(algorithm=algo, **sizes)
+    return MultiAgentQLearning(env, params, rewards, config), config, episode_payoffs
 
 
 def train_cli(
@@ -51,6 +56,8 @@ def train_cli(
     if seeds < 1 or steps < 1:
         raise ValueError(f"--seeds and --steps must be positive, got {seeds}, {steps}")
     learner, config, episode_payoffs = build_learner(algo, env_id, reward, steps, num_envs, num_steps, bins)
+    if getattr(learner.env, "bins", None):
+        print(f"note: {env_id} has continuous actions; {algo.upper()} uses {bins} evenly spaced actions per agent (--bins)")
     _, init, run = learner.make_stages()
     chunks = min(20, config.num_updates)
     sizes = [config.num_updates // chunks + (1 if k < config.num_updates % chunks else 0) for k in range(chunks)]

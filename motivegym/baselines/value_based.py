@@ -289,6 +289,10 @@ class MultiAgentQLearning:
     def observation_input(self, obs_stats: RunningStats, obs: Array) -> Array:
         return normalize(obs_stats, obs) if self.config.normalize_observations else obs
 
+    def greedy_actions(self, policy_state: dict, obs: Array) -> Array:
+        """Each agent's argmax-Q action from ``{"networks", "obs_stats"}`` of a runner."""
+        return jnp.argmax(self.q_values(policy_state["networks"], self.observation_input(policy_state["obs_stats"], obs)), axis=-1)
+
     def state_input(self, state_stats: RunningStats, states: Array) -> Array:
         return normalize(state_stats, states) if self.config.normalize_observations else states
 
@@ -466,8 +470,7 @@ def episode_payoffs(algo: MultiAgentQLearning, runner: dict | None, key: Array, 
             if policy == "random":
                 actions = jax.random.randint(action_key, (algo.n_agents,), 0, algo.num_actions)
             else:
-                q = algo.q_values(runner["networks"], algo.observation_input(runner["obs_stats"], obs))
-                actions = jnp.argmax(q, axis=-1)
+                actions = algo.greedy_actions(runner, obs)
             state, obs, payoffs, done, _ = env.step(env_key, state, actions, params)
             return (state, obs, total + jnp.where(alive, payoffs, 0.0), alive & ~done), None
 

@@ -10,9 +10,13 @@ episodes:
 * the social outcome metrics of Perolat et al. (2017) on payoffs (``motivegym.core.social_metrics``):
   efficiency ``Σ_i Π_i / T``, equality ``1 − Gini(Π)``, sustainability (mean time of positive payoffs)
   and peace (agents not tagged out per step; ``n`` for envs without tagging);
-* ``Gap% = (R − R_oracle)/|R_oracle|·100`` against the env's reference oracle
-  (``get_spec(env_id).reference_oracle``), solved for the same reward layer and evaluated on the same
-  episode keys.
+* scores on **payoffs**, comparable across reward layers, against the env's dilemma-strength constants
+  (``motivegym.envs.strength``): the normalised score ``(W − W_random)/(W_opt − W_random)`` (0 = random
+  play, 1 = the social optimum) and ``Gap% = (W − W_opt)/|W_opt|·100``, the welfare gap to the optimum;
+* equilibrium-relative, for the coopetition envs: ``(R − R_oracle)/|R_oracle|·100``, the layer's own
+  return against the env's reference oracle (``get_spec(env_id).reference_oracle``) solved for the same
+  reward layer and evaluated on the same episode keys. The oracle is an equilibrium of that layer's game,
+  not an optimum, so this column can be positive and is not comparable across reward layers.
 
 Policy names: ``constant:<level>`` (fraction of each agent's own endowment), ``random``, ``titfortat``
 (``titfortat:relative``), ``oracle:<name>`` with ``<name>`` one of ``motivegym.baselines.oracles.ORACLE_NAMES``.
@@ -33,6 +37,7 @@ from motivegym.baselines.policies import Constant, EpisodeStats, Policy, PolicyS
 from motivegym.core.env import FunctionalEnv
 from motivegym.core.registry import get_spec, make_jax
 from motivegym.core.social_metrics import SOCIAL_METRICS, SocialTotals, outcomes_from_totals
+from motivegym.envs.strength import dilemma_strength, normalized_score
 from motivegym.reward_layers import RewardLayer, reward_layer
 
 POLICY_NAMES = ("constant:<level>", "random", "titfortat", "titfortat:relative") + tuple(
@@ -116,9 +121,11 @@ class EvalResult:
     equality: float
     sustainability: float
     peace: float
+    normalized_score: float = float("nan")  # (W − W_random)/(W_opt − W_random), dilemma-strength constants
+    gap_percent: float = float("nan")  # (W − W_opt)/|W_opt|·100: welfare gap to the social optimum
     reference_oracle: str | None = None
-    oracle_return: float | None = None
-    gap_percent: float | None = None
+    oracle_return: float | None = None  # the reference oracle's summed return under the same layer (an equilibrium)
+    return_vs_oracle_percent: float | None = None  # (R − R_oracle)/|R_oracle|·100
 
     def as_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -157,9 +164,9 @@ def nan_mean(values: Any) -> float:
     return float(finite.mean()) if finite.size else float("nan")
 
 
-def gap_percent(total_return: float, oracle_return: float) -> float:
-    """``(R − R_oracle)/|R_oracle|·100`` (NaN when ``R_oracle = 0``)."""
-    return float("nan") if oracle_return == 0 else (total_return - oracle_return) / abs(oracle_return) * 100.0
+def percent_difference(value: float, reference: float) -> float:
+    """``(value − reference)/|reference|·100`` (NaN when ``reference = 0``)."""
+    return float("nan") if reference == 0 else (value - reference) / abs(reference) * 100.0
 
 
 def evaluate(
@@ -190,6 +197,10 @@ def evaluate(
         agent_names=tuple(env.agent_names(params)),
         **metrics,
     )
+    if not env_kwargs:  # the dilemma-strength constants hold for the default parameters only
+        strength = dilemma_strength(spec.id)
+        result.normalized_score = float(normalized_score(spec.id, result.welfare))
+        result.gap_percent = percent_difference(result.welfare, strength.optimum)
     if compare_to_oracle and spec.reference_oracle:
         oracle = canonical_oracle_name(spec.reference_oracle)
         result.reference_oracle = oracle
@@ -201,7 +212,7 @@ def evaluate(
                 env, params, (layer,), solved.policy, env.max_episode_steps(params), solved.policy_state, keys
             )
             result.oracle_return = summarize(oracle_stats)["total_return"]
-        result.gap_percent = gap_percent(result.total_return, result.oracle_return)
+        result.return_vs_oracle_percent = percent_difference(result.total_return, result.oracle_return)
     return result
 
 
@@ -226,9 +237,12 @@ def format_result(result: EvalResult) -> str:
         ("sustainability (mean reward time)", f"{result.sustainability:.1f}"),
         ("peace (agents present per step)", f"{result.peace:.2f}"),
     ]
+    if not np.isnan(result.normalized_score):
+        rows.append(("normalised score (0 random, 1 optimum)", f"{result.normalized_score:.3f}"))
+        rows.append(("Gap% (welfare vs social optimum)", f"{result.gap_percent:+.2f}%"))
     if result.reference_oracle is not None:
-        rows.append((f"reference oracle ({result.reference_oracle})", f"{result.oracle_return:.2f}"))
-        rows.append(("Gap%", f"{result.gap_percent:+.2f}%"))
+        rows.append((f"reference oracle ({result.reference_oracle}) return", f"{result.oracle_return:.2f}"))
+        rows.append(("return vs that equilibrium (same layer)", f"{result.return_vs_oracle_percent:+.2f}%"))
     label_width = max(len(label) for label, _ in rows)
     lines.extend(f"{label:<{label_width}}  {value}" for label, value in rows)
     return "\n".join(lines)

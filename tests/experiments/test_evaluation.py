@@ -7,7 +7,7 @@ import pytest
 import motivegym
 from motivegym.baselines.oracles import solve_oracle
 from motivegym.experiments import reference_table
-from motivegym.experiments.evaluation import EvalResult, eval_cli, evaluate, gap_percent, make_policy, rollout_batch
+from motivegym.experiments.evaluation import EvalResult, eval_cli, evaluate, make_policy, percent_difference, rollout_batch
 from motivegym.reward_layers import reward_layer
 
 
@@ -36,7 +36,7 @@ def test_constant_evaluation_metrics_match_the_env():
     np.testing.assert_allclose(private.reward_returns, private.payoff_returns, rtol=1e-6)
 
 
-def test_gap_percent_is_against_the_reference_oracle_on_the_same_episodes():
+def test_return_vs_oracle_is_against_the_reference_oracle_on_the_same_episodes():
     result = evaluate("PartnerHoldUp-v0", "titfortat", reward="integrated", episodes=2, seed=1)
     spec = motivegym.get_spec("PartnerHoldUp-v0")
     assert result.reference_oracle == "equilibrium" and spec.reference_oracle == "Oracle_Equilibrium"
@@ -47,10 +47,10 @@ def test_gap_percent_is_against_the_reference_oracle_on_the_same_episodes():
     oracle_total = float(np.asarray(stats.reward_returns).sum(-1).mean())
     assert result.oracle_return == pytest.approx(oracle_total, rel=1e-5)
     expected = (result.total_return - oracle_total) / abs(oracle_total) * 100
-    assert result.gap_percent == pytest.approx(expected, rel=1e-5, abs=1e-6)
-    assert gap_percent(90.0, -100.0) == pytest.approx(190.0)
+    assert result.return_vs_oracle_percent == pytest.approx(expected, rel=1e-5, abs=1e-6)
+    assert percent_difference(90.0, -100.0) == pytest.approx(190.0)
     oracle_self = evaluate("PartnerHoldUp-v0", "oracle:equilibrium", reward="integrated", episodes=2, seed=1)
-    assert oracle_self.gap_percent == pytest.approx(0.0, abs=1e-9)
+    assert oracle_self.return_vs_oracle_percent == pytest.approx(0.0, abs=1e-9)
     assert oracle_self.total_return == pytest.approx(oracle_total, rel=1e-5)
 
 
@@ -111,3 +111,17 @@ def test_social_outcomes_on_a_tagging_grid_world():
     assert 0.0 < result.equality <= 1.0
     assert 1.0 <= result.sustainability <= 200.0
     assert 0.0 < result.peace < 5.0  # random agents fire the tag beam and some get removed
+
+
+def test_scores_are_on_payoffs_against_the_dilemma_strength_constants():
+    """The normalised score and Gap% use welfare and the env's random/optimum constants, whatever the layer."""
+    from motivegym.envs.strength import dilemma_strength
+
+    strength = dilemma_strength("TrustDilemma-v0")
+    for reward in ("private", "integrated"):
+        result = evaluate("TrustDilemma-v0", "constant:0.4", reward=reward, episodes=1, seed=0, compare_to_oracle=False)
+        assert result.normalized_score == pytest.approx((result.welfare - strength.random) / (strength.optimum - strength.random))
+        assert result.gap_percent == pytest.approx((result.welfare - strength.optimum) / abs(strength.optimum) * 100)
+    # the constants describe the default game only: with other parameters there is no score rather than a wrong one
+    changed = evaluate("TrustDilemma-v0", "constant:0.4", episodes=1, compare_to_oracle=False, max_steps=20)
+    assert np.isnan(changed.normalized_score) and np.isnan(changed.gap_percent)
