@@ -83,8 +83,11 @@ def environment_section(env_id: str) -> str:
 def render_environment_docs() -> str:
     import motivegym
 
+    from motivegym.experiments.dilemma_strength import dilemma_strength_table
+
     sections = "\n".join(environment_section(env_id) for env_id in motivegym.list_envs())
-    return f"{HEADER}\n{environment_table()}\n\n{sections}"
+    strength = f"## Dilemma strength\n\n{dilemma_strength_table()}\n"
+    return f"{HEADER}\n{environment_table()}\n\n{strength}\n{sections}"
 
 
 def write_environment_docs(path: str | Path = "docs/environments.md") -> Path:
