@@ -396,10 +396,13 @@ def run_group(
     start = time.perf_counter()
     runners = program.init(program.keys, program.reward_index)
     done, pieces, evaluations = 0, [], []
-    for target in spec.checkpoint_updates(env_id):
-        runners, metrics = program.run(runners, target - done)
-        pieces.append(metrics)
-        done = target
+    targets = spec.checkpoint_updates(env_id)
+    chunk = math.gcd(*np.diff([0, *targets]).tolist())  # one chunk length: one compilation per group
+    for target in targets:
+        while done < target:
+            runners, metrics = program.run(runners, chunk)
+            pieces.append(metrics)
+            done += chunk
         policy_states = {"networks": runners["networks"], "obs_stats": runners["obs_stats"]}
         stats = evaluate_policy_states(env, params, layers, LearnedPolicy(learner), policy_states, spec.eval_episodes)
         evaluations.append((done * steps_per_update, jax.device_get(stats)))

@@ -270,3 +270,15 @@ def test_runs_split_across_two_host_devices_match_one_device(tmp_path):
     for a, b in zip(one, two):
         assert b["welfare"] == pytest.approx(a["welfare"], rel=1e-4)
         assert b["training_reward"] == pytest.approx(a["training_reward"], rel=1e-4, nan_ok=True)
+
+
+def test_evaluating_at_checkpoints_does_not_change_the_trained_run(tiny_sweep, tiny_settings, tmp_path):
+    """Training in chunks with evaluations between them gives the same final policy as one uninterrupted run."""
+    _, path = tiny_sweep
+    chunked = {(r["reward"], r["seed"]): r for r in read_results(path) if r["steps"] == r["budget"]}
+    spec = SweepSpec(**{**tiny_settings, "checkpoints": (1.0,)})
+    whole = {(r["reward"], r["seed"]): r for r in read_results(run_sweep(spec, tmp_path, progress=False))}
+    assert whole.keys() == chunked.keys()
+    for key, row in whole.items():
+        assert row["welfare"] == pytest.approx(chunked[key]["welfare"], rel=1e-5)
+        assert row["training_welfare"] == pytest.approx(chunked[key]["training_welfare"], rel=1e-5, nan_ok=True)
