@@ -82,7 +82,6 @@ def environment_section(env_id: str) -> str:
 
 def render_environment_docs() -> str:
     import motivegym
-
     from motivegym.experiments.dilemma_strength import dilemma_strength_table
 
     sections = "\n".join(environment_section(env_id) for env_id in motivegym.list_envs())
