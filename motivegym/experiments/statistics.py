@@ -43,7 +43,7 @@ class Interval:
     method: str = ""
 
     def as_tuple(self) -> tuple[float, float, float]:
-        """``(estimate, low, high)``, the shape of the report's old ``bootstrap_ci``."""
+        """``(estimate, low, high)``."""
         return (self.estimate, self.low, self.high)
 
 
