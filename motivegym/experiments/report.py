@@ -53,8 +53,18 @@ def group(rows: list[dict], *keys: str) -> dict[tuple, list[dict]]:
 
 
 def final_rows(rows: list[dict]) -> list[dict]:
-    """Rows evaluated at the run's whole budget (``steps == budget``), successful runs only."""
-    return [r for r in rows if r["status"] == "ok" and r["steps"] == r["budget"]]
+    """Each successful run's last evaluation (its whole budget, rounded down to whole updates)."""
+    last = final_steps(rows)
+    return [r for r in rows if r["status"] == "ok" and r["steps"] == last[r["run_id"]]]
+
+
+def final_steps(rows: list[dict]) -> dict[str, int]:
+    """``run_id → env steps trained at the run's last evaluation``."""
+    last: dict[str, int] = {}
+    for r in rows:
+        if r["status"] == "ok":
+            last[r["run_id"]] = max(last.get(r["run_id"], 0), r["steps"])
+    return last
 
 
 def format_interval(interval: Interval, digits: int = 2) -> str:
@@ -139,9 +149,10 @@ def algorithm_rankings(rows: list[dict], reps: int = 2000) -> dict[str, dict[str
 def budget_table(rows: list[dict], reps: int = 1000) -> dict[tuple, Interval]:
     """``(algo, sharing, reward, fraction of budget) → IQM of the normalised score`` (stratified-bootstrap interval)."""
     scores: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    last = final_steps(rows)
     for r in rows:
         if r["status"] == "ok" and r.get("normalized_score") is not None:
-            fraction = round(r["steps"] / r["budget"], 2)
+            fraction = round(r["steps"] / last[r["run_id"]], 2)
             scores[(r["algo"], r["sharing"], r["reward"], fraction)][r["env"]].append(float(r["normalized_score"]))
     return aggregate_intervals({k: list(v.values()) for k, v in scores.items()}, statistic=iqm, reps=reps)
 
@@ -372,12 +383,14 @@ def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
 
 
 def load_curve(out: Path, row: dict) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(env steps, training welfare)`` per update of the row's run (NaN where no episode finished), or None."""
+    """``(env steps, training welfare)`` per update of the run whose last evaluation is ``row`` (NaN where no
+    episode finished), or None."""
     path = out / "curves" / f"{row['run_id']}.csv"
     if not path.exists():
         return None
     data = np.genfromtxt(path, delimiter=",", names=True)
-    steps = np.atleast_1d(data["update"]) * (row["budget"] / max(len(np.atleast_1d(data["update"])), 1))
+    updates = np.atleast_1d(data["update"])
+    steps = updates * (row["steps"] / max(updates.max(), 1))  # ``row`` is the run's last evaluation
     return steps, np.where(np.atleast_1d(data["episodes"]) > 0, np.atleast_1d(data["welfare"]), np.nan)
 
 

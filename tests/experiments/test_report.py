@@ -31,6 +31,17 @@ def hand_made_rows() -> list[dict]:
     return rows
 
 
+def test_final_rows_and_budget_fractions_when_the_budget_is_not_a_whole_number_of_updates():
+    """A 100,000-step budget trains 48 updates of 2,048 steps: the last evaluation (98,304 steps) is the final one."""
+    rows = [{**r, "steps": steps, "budget": 100_000, "normalized_score": r["normalized_score"] * k}
+            for r in hand_made_rows() for k, steps in enumerate((24_576, 49_152, 98_304), start=1)]  # fmt: skip
+    from motivegym.experiments.report import budget_table, final_rows
+
+    final = final_rows(rows)
+    assert len(final) == len(hand_made_rows()) and {r["steps"] for r in final} == {98_304}
+    assert sorted({k[3] for k in budget_table(rows, reps=50)}) == [0.25, 0.5, 1.0]
+
+
 def test_paired_contrasts_pair_by_seed():
     contrasts = paired_contrasts(hand_made_rows())
     a = contrasts[("A", "ippo", "shared", "cooperative")]
