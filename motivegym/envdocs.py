@@ -19,7 +19,8 @@ Every env returns **payoffs**; the reward a learner sees comes from a reward lay
 (`reward="private" | "integrated" | "cooperative" | "mutuality:<rho>"`). Ids are
 `motivegym/<Name>-v0` for `gymnasium.make` and `<Name>-v0` for `motivegym.parallel_env`,
 `motivegym.aec_env` and `motivegym.make_jax`. Keyword arguments are the parameter names
-listed per env; unknown names raise `ValueError`.
+listed per env with their type and valid range; unknown names and invalid values (wrong type,
+NaN/inf, out of range) raise `ValueError` naming the parameter, the value and the valid range.
 """
 
 
@@ -55,28 +56,55 @@ def environment_table() -> str:
     return "\n".join(lines)
 
 
-def environment_section(env_id: str) -> str:
+def parameter_rows(env, params) -> list[tuple[str, str, str]]:
+    """``(parameter, default, valid range)`` of every field, constructor argument and other keyword of an env."""
     import dataclasses
 
+    from motivegym.core.params import flat_fields, specs_of, summary
+
+    specs = specs_of(type(env))
+
+    def valid(name: str, keyword: bool = False) -> str:
+        spec = None if specs is None else (specs.keyword(name) if keyword else specs.fields.get(name))
+        if spec is None:
+            return ""
+        return summary(spec) + (f" ({spec.note})" if spec.note else "")
+
+    fields = flat_fields(params)
+    rows = [(name, _format_value(value), valid(name)) for name, value in fields.items()]
+    structural = getattr(env, "structural_arguments", lambda: ())()
+    defaults = inspect.signature(env.make_params).parameters if structural else {}
+    rows += [(f"{name} (constructor)", repr(defaults[name].default), valid(name, keyword=True)) for name in structural]
+    field_names = {f.name for f in dataclasses.fields(params)}
+    others = [name for name in env.parameter_names() if name not in fields and name not in structural and name not in field_names]
+    rows += [
+        (f"{name} (keyword)", specs.keyword(name).default if specs and specs.keyword(name) else "", valid(name, keyword=True))
+        for name in others
+    ]
+    return rows
+
+
+def parameter_constraints(env) -> list[str]:
+    """The env's conditions on several parameters at once (``ParamRule`` s)."""
+    from motivegym.core.params import specs_of
+
+    specs = specs_of(type(env))
+    return [] if specs is None else [rule.requirement for rule in specs.rules]
+
+
+def environment_section(env_id: str) -> str:
     import motivegym
 
     spec = motivegym.get_spec(env_id)
     env, params = motivegym.make_jax(env_id)
     doc = textwrap.dedent(inspect.getdoc(spec.env_class) or "").strip()
-    rows = []
-    for field in dataclasses.fields(params):
-        value = getattr(params, field.name)
-        if dataclasses.is_dataclass(value):
-            rows += [(f"{sub.name}", _format_value(getattr(value, sub.name))) for sub in dataclasses.fields(value)]
-        else:
-            rows.append((field.name, _format_value(value)))
-    structural = getattr(env, "structural_arguments", lambda: ())()
-    defaults = inspect.signature(env.make_params).parameters if structural else {}
-    rows += [(f"{name} (constructor)", repr(defaults[name].default)) for name in structural]
-    table = "\n".join(f"| `{name}` | `{value}` |" for name, value in rows)
+    rows = parameter_rows(env, params)
+    table = "\n".join(f"| `{name}` | {f'`{value}`' if value else '—'} | {valid} |" for name, value, valid in rows)
+    constraints = "".join(f"\n* {text}" for text in parameter_constraints(env))
     return (
         f"## {env_id}\n\n`{spec.env_class.__module__}.{spec.env_class.__name__}` · agents: "
-        f"{', '.join(env.agent_names(params))}\n\n{doc}\n\n| parameter | default |\n|---|---|\n{table}\n"
+        f"{', '.join(env.agent_names(params))}\n\n{doc}\n\n| parameter | default | valid |\n|---|---|---|\n{table}\n"
+        + (f"\nConstraints:\n{constraints}\n" if constraints else "")
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import jax
 
+from motivegym.core.params import validated_default_params
 from motivegym.core.pytree import pytree_dataclass
 
 Array = jax.Array
@@ -52,7 +53,14 @@ class FunctionalEnv:
     #: "continuous" (Box actions, one scalar per agent in [action_low, action_high]) or "discrete"
     action_kind: ClassVar[str] = "continuous"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every ``default_params`` is wrapped with the parameter checks of ``core/params.py`` (the one place)."""
+        super().__init_subclass__(**kwargs)
+        if "default_params" in vars(cls):
+            cls.default_params = validated_default_params(vars(cls)["default_params"])  # type: ignore[method-assign]
+
     def default_params(self, **overrides: Any) -> Any:  # pragma: no cover - interface
+        """Default params with keyword overrides; every value is validated (``motivegym.core.params``)."""
         raise NotImplementedError
 
     def reset(self, key: Array, params: Any) -> tuple[Any, Array]:  # pragma: no cover

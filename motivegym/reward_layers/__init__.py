@@ -14,7 +14,7 @@ from motivegym.reward_layers.intrinsic import (
     IntrinsicLayer,
     LearningProgress,
 )
-from motivegym.reward_layers.motives import Loyalty, Reciprocity, loyalty, reciprocity
+from motivegym.reward_layers.motives import MAX_NESTING, Loyalty, Reciprocity, loyalty, reciprocity
 from motivegym.reward_layers.social import (
     Cooperative,
     InequityAversion,
@@ -64,6 +64,24 @@ def _llm_layer(name: str, path: str | None, module: str, factory: str) -> Reward
 _TERM_SEPARATOR = re.compile(r"(?<![0-9.][eE])\+")
 
 
+#: layers whose ``:argument`` is another layer
+_WRAPPERS = ("loyalty", "reciprocity")
+
+
+def _check_nesting(spec: str) -> None:
+    """At most :data:`~motivegym.reward_layers.motives.MAX_NESTING` wrapping layers (``loyalty:loyalty:…``),
+    counted without recursion so a deep string raises ``ValueError``, not ``RecursionError``."""
+    depth, rest = 0, spec
+    while depth <= MAX_NESTING:
+        head, _, rest = rest.strip().partition(":")
+        if head.rpartition("*")[2].strip() not in _WRAPPERS or not rest:
+            return
+        depth += 1
+    raise ValueError(
+        f"reward {spec[:60]!r}...: more than {MAX_NESTING} nested motive layers (loyalty:/reciprocity:); at most {MAX_NESTING} are allowed"
+    )
+
+
 def _no_argument(name: str, arg: str | None, layer: RewardLayer) -> RewardLayer:
     if arg is not None:
         raise ValueError(f"reward layer {name!r} takes no argument, got {name}:{arg}")
@@ -107,9 +125,10 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"reward must be a layer name or a RewardLayer, got {type(spec).__name__}")
+    _check_nesting(spec)
     terms = _TERM_SEPARATOR.split(spec)
     if len(terms) > 1 or "*" in spec.partition(":")[0]:
-        return sum((_weighted_term(term, spec) for term in terms[1:]), start=_weighted_term(terms[0], spec))
+        return WeightedSum(tuple(pair for term in terms for pair in _weighted_term(term, spec).terms))
     return _named_layer(spec)
 
 

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.core.env import Transition
+from motivegym.core.params import check_value, real, show
 
 Array = jax.Array
 
@@ -50,11 +51,21 @@ class RewardLayer:
     __rmul__ = __mul__
 
 
+#: a weight of a :class:`WeightedSum` term: any finite float32 number
+WEIGHT = real()
+
+
 @dataclasses.dataclass(frozen=True)
 class WeightedSum(RewardLayer):
     """``r = Σ_k w_k r_k``; components are prefixed by each term's layer name."""
 
     terms: tuple[tuple[float, RewardLayer], ...]
+
+    def __post_init__(self):
+        for weight, layer in self.terms:
+            if not isinstance(layer, RewardLayer):
+                raise ValueError(f"a weighted sum needs reward layers, got {show(layer)}")
+            check_value(f"reward term {show(weight)}*{layer.name}", "weight", weight, WEIGHT)
 
     @property
     def name(self) -> str:  # type: ignore[override]

@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import optax
 
 from motivegym.core.env import Transition
+from motivegym.core.params import check_arguments, choice, flag, integer, real
 from motivegym.core.pytree import pytree_dataclass
 from motivegym.reward_layers.base import LayerSpec, RewardLayer
 
@@ -152,16 +153,10 @@ class IntrinsicLayer(RewardLayer):
     shared: bool = False
 
     def __post_init__(self):
-        if not math.isfinite(self.coef):
-            raise ValueError(f"{self.name}: coef must be finite, got {self.coef}")
-        if not 0.0 < self.decay <= 1.0:
-            raise ValueError(f"{self.name}: decay must be in (0, 1], got {self.decay}")
-        if self.linear_decay_steps < 0:
-            raise ValueError(f"{self.name}: linear_decay_steps must be >= 0, got {self.linear_decay_steps}")
+        own = {name: spec for cls in reversed(type(self).__mro__) for name, spec in LAYER_ARGUMENTS.get(cls.__name__, {}).items()}
+        check_arguments(self.name, vars(self), SCHEDULE_ARGUMENTS | own)
         if self.decay < 1.0 and self.linear_decay_steps:
             raise ValueError(f"{self.name}: choose one schedule, exponential decay or linear_decay_steps, not both")
-        if not 0.0 <= self.gamma < 1.0:
-            raise ValueError(f"{self.name}: gamma must be in [0, 1), got {self.gamma}")
 
     # --- subclass interface ---
     def init_core(self, key: Array, spec: LayerSpec) -> Any:  # pragma: no cover - interface
@@ -257,10 +252,6 @@ class CountBonus(IntrinsicLayer):
     table_bits: int = 14
     name: str = "count"
 
-    def __post_init__(self):
-        super().__post_init__()
-        check_hash_sizes(self.name, self.bits, self.table_bits)
-
     def init_core(self, key, spec):
         return {
             "projection": random_projection(key, spec.obs_size, self.bits),
@@ -278,13 +269,6 @@ class CountBonus(IntrinsicLayer):
         rows = agent_rows(transition.next_obs.shape[0], self.shared)
         counts = core["counts"][rows, self._buckets(core, transition)]
         return jax.lax.rsqrt(jnp.maximum(counts, 1).astype(jnp.float32))
-
-
-def check_hash_sizes(layer: str, bits: int, table_bits: int) -> None:
-    if not 1 <= bits <= 32:
-        raise ValueError(f"{layer}: bits must be in [1, 32], got {bits}")
-    if not 1 <= table_bits <= 24:
-        raise ValueError(f"{layer}: table_bits must be in [1, 24] (a table of 2^table_bits counts), got {table_bits}")
 
 
 # ----- 2. random network distillation -----
@@ -389,8 +373,6 @@ class EpisodicNovelty(IntrinsicLayer):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.embedding not in EMBEDDINGS:
-            raise ValueError(f"{self.name}: unknown embedding {self.embedding!r}; valid: {', '.join(EMBEDDINGS)}")
         if not 1 <= self.neighbours <= self.memory_size:
             raise ValueError(f"{self.name}: need 1 <= neighbours <= memory_size, got {self.neighbours}, {self.memory_size}")
 
@@ -474,10 +456,6 @@ class ImpactBonus(IntrinsicLayer):
     bits: int = 16
     table_bits: int = 10
     name: str = "impact"
-
-    def __post_init__(self):
-        super().__post_init__()
-        check_hash_sizes(self.name, self.bits, self.table_bits)
 
     def init_core(self, key, spec):
         embed_key, hash_key = jax.random.split(key)
@@ -565,6 +543,41 @@ class LearningProgress(IntrinsicLayer):
     def update(self, core, transition):
         inputs, rows = self._inputs(core, transition)
         return {**core, "rnd": rnd_train_step(core["rnd"], inputs, rows, self.shared, self.learning_rate)}
+
+
+# ----- argument ranges (checked by IntrinsicLayer.__post_init__) -----
+#: the schedule ``c_t`` and the normaliser of every intrinsic layer
+SCHEDULE_ARGUMENTS = {
+    "coef": real(),
+    "decay": real(0.0, 1.0, low_open=True),
+    "linear_decay_steps": integer(0),
+    "normalize": flag(),
+    "gamma": real(0.0, 1.0, high_open=True),
+    "shared": flag(),
+}
+HASH_ARGUMENTS = {"bits": integer(1, 32), "table_bits": integer(1, 24, note="a table of 2^table_bits counts")}
+NETWORK_ARGUMENTS = {
+    "hidden": integer(1),
+    "features": integer(1),
+    "learning_rate": real(0.0, low_open=True),
+    "obs_clip": real(0.0, low_open=True),
+}
+#: layer class → its own arguments
+LAYER_ARGUMENTS = {
+    "CountBonus": HASH_ARGUMENTS,
+    "RND": NETWORK_ARGUMENTS,
+    "EpisodicNovelty": {
+        "memory_size": integer(1),
+        "neighbours": integer(1),
+        "embed_size": integer(1),
+        "embedding": choice(*EMBEDDINGS),
+        "kernel_epsilon": real(0.0, low_open=True),
+        "cluster_distance": real(0.0),
+        "pseudo_count": real(0.0),
+    },
+    "ImpactBonus": {"embed_size": integer(1), **HASH_ARGUMENTS},
+    "LearningProgress": {"fast_rate": real(0.0, 1.0, low_open=True), "slow_rate": real(0.0, 1.0, low_open=True)} | NETWORK_ARGUMENTS,
+}
 
 
 # ----- constructors -----

@@ -22,6 +22,20 @@ from motivegym.core.env import Transition
 from motivegym.reward_layers.base import LayerSpec, RewardLayer
 from motivegym.reward_layers.social import Integrated, Private
 
+#: the deepest chain of wrapping motive layers (``loyalty:reciprocity:…``) a layer may have
+MAX_NESTING = 16
+
+
+def check_base(layer: str, base: RewardLayer) -> None:
+    """``base`` must be a reward layer, wrapped at most :data:`MAX_NESTING` motive layers deep."""
+    depth = 0
+    while isinstance(base, (Loyalty, Reciprocity)):
+        depth, base = depth + 1, base.base
+        if depth >= MAX_NESTING:
+            raise ValueError(f"{layer}: base is nested more than {MAX_NESTING} motive layers deep; at most {MAX_NESTING} allowed")
+    if not isinstance(base, RewardLayer):
+        raise ValueError(f"{layer}: base={base!r} is invalid: base must be a reward layer")
+
 
 def info_term(transition: Transition, key: str, layer: str, envs: str) -> jnp.ndarray:
     """A per-agent motive quantity from the env's info; envs without it raise a ``ValueError``."""
@@ -36,6 +50,9 @@ class Loyalty(RewardLayer):
 
     base: RewardLayer = Private()
     name: str = "loyalty"
+
+    def __post_init__(self):
+        check_base(self.name, self.base)
 
     def init(self, key, spec: LayerSpec):
         return self.base.init(key, spec)
@@ -54,6 +71,9 @@ class Reciprocity(RewardLayer):
 
     base: RewardLayer = Integrated()
     name: str = "reciprocity"
+
+    def __post_init__(self):
+        check_base(self.name, self.base)
 
     def init(self, key, spec: LayerSpec):
         return self.base.init(key, spec)

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.core.env import Transition
+from motivegym.core.params import check_arguments, real
 from motivegym.reward_layers.base import RewardLayer
 
 Array = jax.Array
@@ -100,8 +101,7 @@ class Mutuality(RewardLayer):
     name: str = "mutuality"
 
     def __post_init__(self):
-        if not 0.0 <= float(self.rho) <= 1.0:
-            raise ValueError(f"mutuality rho must be in [0, 1], got {self.rho}")
+        check_arguments(self.name, {"rho": self.rho}, {"rho": real(0.0, 1.0)})
 
     def apply(self, state, transition):
         payoffs = transition.payoffs.astype(jnp.float32)
@@ -120,6 +120,10 @@ def inequity_penalties(smoothed: Array, envy: float, guilt: float) -> tuple[Arra
     return disadvantage, advantage
 
 
+#: envy α and guilt β are non-negative weights; smoothing γλ in [0, 1) keeps the smoothed payoff bounded
+INEQUITY_AVERSION_ARGUMENTS = {"envy": real(0.0), "guilt": real(0.0), "smoothing": real(0.0, 1.0, high_open=True)}
+
+
 @dataclasses.dataclass(frozen=True)
 class InequityAversion(RewardLayer):
     """``r_i = π_i − α/(N−1) Σ_j max(e_j − e_i, 0) − β/(N−1) Σ_j max(e_i − e_j, 0)`` (Hughes et al. 2018).
@@ -135,8 +139,7 @@ class InequityAversion(RewardLayer):
     name: str = "inequity_aversion"
 
     def __post_init__(self):
-        if self.envy < 0 or self.guilt < 0 or not 0.0 <= self.smoothing < 1.0:
-            raise ValueError(f"inequity aversion needs envy, guilt >= 0 and 0 <= smoothing < 1, got {self}")
+        check_arguments(self.name, vars(self), INEQUITY_AVERSION_ARGUMENTS)
 
     def init(self, key, spec):
         return jnp.zeros(spec.n_agents, jnp.float32)
@@ -157,6 +160,10 @@ def social_value_angle(payoffs: Array) -> Array:
     return jnp.degrees(jnp.arctan2(others, payoffs))
 
 
+#: the target angle lies on the SVO circle's meaningful arc (−90° martyr … 180°); the weight is non-negative
+SVO_ARGUMENTS = {"target_degrees": real(-90.0, 180.0), "weight": real(0.0)}
+
+
 @dataclasses.dataclass(frozen=True)
 class SocialValueOrientation(RewardLayer):
     """``r_i = π_i − w · |θ_target − θ_i|`` with the reward angle ``θ_i`` (McKee et al. 2020).
@@ -169,8 +176,7 @@ class SocialValueOrientation(RewardLayer):
     name: str = "svo"
 
     def __post_init__(self):
-        if not -90.0 <= self.target_degrees <= 180.0 or self.weight < 0:
-            raise ValueError(f"svo needs target_degrees in [-90, 180] and weight >= 0, got {self}")
+        check_arguments(self.name, vars(self), SVO_ARGUMENTS)
 
     def apply(self, state, transition):
         payoffs = transition.payoffs.astype(jnp.float32)

@@ -290,3 +290,24 @@ def test_inside_multi_agent_ppo_for_a_tiny_budget():
     done = np.asarray(metrics["episodes"]) > 0
     reward, payoff = np.asarray(metrics["episode_reward"])[done], np.asarray(metrics["episode_payoff"])[done]
     assert not np.allclose(reward, payoff), "the rewards include the partner term and the bonus"
+
+
+def test_intrinsic_arguments_are_finite_and_in_range():
+    for spec, argument in (("count:nan", "coef"), ("rnd:inf", "coef"), ("novelty:1e39", "coef"), ("impact:-inf", "coef")):
+        with pytest.raises(ValueError, match=rf"{argument}=\S+ is invalid"):
+            reward_layer(spec)
+    bad = [
+        (lambda: CountBonus(bits=2.5), "bits"),
+        (lambda: CountBonus(table_bits=30), "table_bits"),
+        (lambda: RND(hidden=0), "hidden"),
+        (lambda: RND(learning_rate=float("nan")), "learning_rate"),
+        (lambda: RND(gamma=1.0), "gamma"),
+        (lambda: CountBonus(linear_decay_steps=float("nan")), "linear_decay_steps"),
+        (lambda: EpisodicNovelty(kernel_epsilon=0.0), "kernel_epsilon"),
+        (lambda: EpisodicNovelty(embedding="pixels"), "embedding"),
+        (lambda: LearningProgress(fast_rate=float("inf")), "fast_rate"),
+        (lambda: ImpactBonus(normalize="yes"), "normalize"),
+    ]
+    for make, argument in bad:
+        with pytest.raises(ValueError, match=rf"{argument}=\S+ is invalid"):
+            make()

@@ -120,3 +120,55 @@ def test_social_layers_parse_from_strings_and_reject_bad_arguments():
         reward_layer("svo:1,2,3")
     with pytest.raises(ValueError, match="envy"):
         reward_layer("inequity_aversion:-1")
+
+
+@pytest.mark.parametrize(
+    ("spec", "argument"),
+    [
+        ("svo:45,nan", "weight"),
+        ("svo:nan", "target_degrees"),
+        ("svo:200", "target_degrees"),
+        ("svo:45,-1", "weight"),
+        ("inequity_aversion:nan", "envy"),
+        ("inequity_aversion:5,inf", "guilt"),
+        ("inequity_aversion:5,0.05,nan", "smoothing"),
+        ("inequity_aversion:5,0.05,1", "smoothing"),
+        ("mutuality:nan", "rho"),
+        ("mutuality:-inf", "rho"),
+        ("nan*private", "weight"),
+        ("1e400*private", "weight"),
+        ("private+1e39*integrated", "weight"),
+        ("loyalty:nan*private", "weight"),
+    ],
+)
+def test_non_finite_or_out_of_range_layer_arguments_raise_naming_them(spec, argument):
+    with pytest.raises(ValueError, match=rf"{argument}=\S+ is invalid: {argument} must be"):
+        reward_layer(spec)
+
+
+def test_python_api_checks_the_same_arguments():
+    from motivegym.reward_layers import Loyalty, inequity_aversion, svo
+
+    bad = (lambda: svo(45.0, float("nan")), lambda: inequity_aversion(float("inf")), lambda: float("nan") * private(), lambda: mutuality(2))
+    for make in bad:
+        with pytest.raises(ValueError, match="is invalid"):
+            make()
+    with pytest.raises(ValueError, match="base must be a reward layer"):
+        Loyalty("private")
+    assert svo(45, 0) == svo(45.0, 0.0) and (2 * private()).terms[0][0] == 2.0
+
+
+def test_deep_nesting_raises_a_value_error_not_a_recursion_error():
+    from motivegym.reward_layers import Loyalty, Private
+    from motivegym.reward_layers.motives import MAX_NESTING
+
+    assert reward_layer("loyalty:" * MAX_NESTING + "private").name == "loyalty"
+    deep = ("loyalty:" * 2000 + "private", "reciprocity:" * (MAX_NESTING + 1) + "integrated", "loyalty:0.5*" * 2000 + "private")
+    for spec in deep:
+        with pytest.raises(ValueError, match=f"more than {MAX_NESTING} nested motive layers"):
+            reward_layer(spec)
+    layer = Private()
+    with pytest.raises(ValueError, match="nested more than"):
+        for _ in range(MAX_NESTING + 1):
+            layer = Loyalty(layer)
+    assert len(reward_layer("+".join(["private"] * 3000)).terms) == 3000  # long sums are fine (and fast)

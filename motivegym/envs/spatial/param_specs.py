@@ -1,0 +1,65 @@
+"""Types and valid ranges of the grid-dilemma parameters (checked by ``motivegym.core.params``).
+
+Horizons and timeouts are ``>= 1``; rewards, costs and penalties are non-negative (a cost is subtracted);
+probabilities and pollution fractions lie in ``[0, 1]``; beams have a length ``>= 1`` and an odd width (centred
+on the agent); view extents are ``>= 0``. The layout itself (legend, spawn points per agent, Cleanup's river)
+is checked by the env. Keys are env class names.
+"""
+
+from __future__ import annotations
+
+from motivegym.core.params import ParamRule, ParamSpec, choice, integer, layout, real, real_array
+
+#: the largest Coin Game grid (arrays are g²)
+MAX_GRID = 1024
+
+
+def odd(value: int) -> bool:
+    return value % 2 == 1
+
+
+BEAM_WIDTH = integer(1, check=odd, requirement="an odd width, centred on the agent")
+
+PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
+    "GridDilemma": {
+        "max_steps": integer(1),
+        "tag_timeout": integer(1),
+        "apple_reward": real(0.0),
+        "tag_cost": real(0.0),
+        "tag_penalty": real(0.0),
+        "layout": layout(),
+        "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+        "view_ahead": integer(0),
+        "view_behind": integer(0),
+        "view_side": integer(0),
+        "tag_beam_length": integer(1),
+        "tag_beam_width": BEAM_WIDTH,
+    },
+    "Harvest": {"regrowth_probs": real_array((4,), 0.0, 1.0), "regrowth_radius": integer(1)},
+    "Cleanup": {
+        "waste_spawn_prob": real(0.0, 1.0),
+        "apple_respawn_prob": real(0.0, 1.0),
+        "threshold_depletion": real(0.0, 1.0, low_open=True),
+        "threshold_restoration": real(0.0, 1.0, high_open=True),
+        "clean_cost": real(0.0),
+        "clean_beam_length": integer(1),
+        "clean_beam_width": BEAM_WIDTH,
+    },
+    "CoinGame": {
+        "max_steps": integer(1),
+        "coin_reward": real(0.0),
+        "stolen_penalty": real(0.0),
+        "grid_size": integer(2, MAX_GRID),
+        "observation": choice("full", "egocentric"),
+    },
+}
+
+PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
+    "Cleanup": (
+        ParamRule(
+            ("threshold_restoration", "threshold_depletion"),
+            lambda p: float(p["threshold_restoration"]) < float(p["threshold_depletion"]),
+            "threshold_restoration must be below threshold_depletion (apples grow fully at or below restoration, not at all from depletion)",
+        ),
+    ),
+}
