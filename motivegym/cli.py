@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="docs/environments.md")
     p.set_defaults(func=command_docs)
 
-    add_llm_commands(sub)
+    add_llm_commands(sub, parse_env_kwargs)
     return parser
 
 

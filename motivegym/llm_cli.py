@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 DEFAULT_OBJECTIVE = "The agents should build trust and cooperate so that everyone's long-run payoff is high."
@@ -17,7 +18,7 @@ DEFAULT_OBJECTIVE = "The agents should build trust and cooperate so that everyon
 def add_client_arguments(parser: argparse.ArgumentParser, default_cache: str | None) -> None:
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible API root, e.g. http://localhost:11434/v1 (default: $MOTIVEGYM_LLM_BASE_URL)")
     parser.add_argument("--model", default=None, help="model name (default: $MOTIVEGYM_LLM_MODEL)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per LLM call: connecting, every read and all retries")
     parser.add_argument("--max-retries", type=int, default=3)
     parser.add_argument("--max-workers", type=int, default=4, help="concurrent requests")
     parser.add_argument("--cache", default=default_cache, help="JSON-lines response cache" + (f" (default: {default_cache})" if default_cache else ""))
@@ -30,10 +31,10 @@ def make_client(args: argparse.Namespace, cache: str | Path | None):
 
 
 def make_env(args: argparse.Namespace):
+    """``(env, params)`` for ``args.env`` with the ``--param`` pairs parsed by the ``env_kwargs`` given to :func:`add_llm_commands`."""
     import motivegym
-    from motivegym.cli import parse_env_kwargs
 
-    return motivegym.make_jax(args.env, **parse_env_kwargs(args.param))
+    return motivegym.make_jax(args.env, **args.env_kwargs(args.param))
 
 
 def command_annotate(args: argparse.Namespace) -> int:
@@ -75,7 +76,7 @@ def command_distill(args: argparse.Namespace) -> int:
 
 
 def command_evolve(args: argparse.Namespace) -> int:
-    from motivegym.reward_layers.llm.reward_code import evolve, ippo_trainer
+    from motivegym.experiments.eureka import evolve, ippo_trainer
 
     env, params = make_env(args)
     out = Path(args.out)
@@ -112,23 +113,28 @@ def command_judge(args: argparse.Namespace) -> int:
 
 
 def _guarded(command):
-    """LLM errors end the command with a message, like ``ValueError`` in ``motivegym.cli.main``."""
+    """LLM and sandbox errors end the command with a message, like ``ValueError`` in ``motivegym.cli.main``."""
 
     def run(args: argparse.Namespace) -> int:
         from motivegym.reward_layers.llm.client import LLMError
+        from motivegym.reward_layers.llm.sandbox import SandboxError
 
         try:
             return command(args)
-        except LLMError as error:
+        except (LLMError, SandboxError) as error:
             print(f"motivegym: error: {error}", file=sys.stderr)
             return 2
 
     return run
 
 
-def add_llm_commands(subparsers) -> None:
-    """Register ``llm annotate | distill | evolve | judge`` on the top-level ``motivegym`` subparsers."""
+def add_llm_commands(subparsers, env_kwargs: Callable[[list[str]], dict]) -> None:
+    """Register ``llm annotate | distill | evolve | judge`` on the top-level ``motivegym`` subparsers.
+
+    ``env_kwargs`` turns ``--param NAME=VALUE`` pairs into env keyword arguments (``motivegym.cli.parse_env_kwargs``);
+    it is passed in, so this module never imports ``motivegym.cli`` (which imports it)."""
     llm = subparsers.add_parser("llm", help="LLM-shaped rewards (Motif, Eureka, LLM judge) via an OpenAI-compatible server")
+    llm.set_defaults(env_kwargs=env_kwargs)
     sub = llm.add_subparsers(dest="llm_command", required=True)
 
     p = sub.add_parser("annotate", help="caption random state pairs and ask the LLM which is closer to an objective (Motif)")

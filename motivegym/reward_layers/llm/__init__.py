@@ -5,8 +5,9 @@ Ollama, or ``examples/llm_server.py`` offline), with an on-disk cache. Four reci
 
 * :mod:`.motif`: Motif (Klissarov et al. 2023): LLM preferences over captions → a distilled JAX
   reward model → :class:`LearnedReward` (``reward="learned:<model.npz>"``);
-* :mod:`.reward_code`: Eureka (Ma et al. 2023): LLM-written reward code, whitelisted and compiled to
-  JAX → :class:`CodeReward` (``reward="code:<file.py>"``), evolved with :func:`evolve`;
+* :mod:`.reward_code`: Eureka (Ma et al. 2023): LLM-written reward code, whitelisted, traced in a
+  bounded sandbox (:mod:`.sandbox`) and compiled to JAX → :class:`CodeReward` (``reward="code:<file.py>"``);
+  the loop that evolves it by training is :func:`motivegym.experiments.eureka.evolve`;
 * :mod:`.ellm`: ELLM (Du et al. 2023): goal-similarity bonus, host side (:class:`ELLMRewardWrapper`);
 * :mod:`.judge`: Kwon et al. 2023: an LLM judge of whole episodes (per-episode proxy reward).
 """
@@ -16,6 +17,7 @@ from motivegym.reward_layers.llm.client import (
     LLMError,
     LLMResponseError,
     LLMTimeoutError,
+    LLMTruncatedError,
     LLMUnavailableError,
 )
 from motivegym.reward_layers.llm.ellm import ELLMRewardWrapper, propose_goals
@@ -34,7 +36,6 @@ from motivegym.reward_layers.llm.reward_code import (
     InvalidRewardCodeError,
     UnsafeRewardCodeError,
     code_reward_from_file,
-    evolve,
     validate_reward_code,
 )
 
@@ -46,6 +47,7 @@ __all__ = [
     "LLMError",
     "LLMResponseError",
     "LLMTimeoutError",
+    "LLMTruncatedError",
     "LLMUnavailableError",
     "LearnedReward",
     "PairDataset",
@@ -55,7 +57,6 @@ __all__ = [
     "code_reward_from_file",
     "collect_pairs",
     "distill",
-    "evolve",
     "judge_episodes",
     "learned_reward",
     "parse_judgement",

@@ -15,7 +15,6 @@ reward (every agent gets the same bonus: the caption describes the joint state).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import gymnasium
@@ -30,7 +29,7 @@ GOAL_TEMPLATE = (
     "Objective: {objective}\n\nCurrent situation:\n{caption}\n\n"
     "Suggest up to {max_goals} short, concrete goals the agents could achieve next, one per line, each starting with '- '."
 )
-GOAL_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*(.+?)\s*$")
+BULLETS = ("-", "*", "•")
 
 
 def goal_messages(state_caption: str, objective: str, max_goals: int) -> list[dict[str, str]]:
@@ -40,14 +39,33 @@ def goal_messages(state_caption: str, objective: str, max_goals: int) -> list[di
     ]
 
 
+def goal_of_line(line: str) -> str | None:
+    """The goal of a bulleted (``- x``, ``* x``, ``• x``) or numbered (``1. x``, ``2) x``) line, else ``None``.
+
+    String scans only (no backtracking regex): linear in the line's length."""
+    text = line.strip()
+    if text[:1] in BULLETS:
+        rest = text[1:]
+    else:
+        digits = len(text) - len(text.lstrip("0123456789"))
+        if not digits or text[digits : digits + 1] not in (".", ")"):
+            return None
+        rest = text[digits + 1 :]
+    return rest.strip() or None
+
+
 def parse_goals(answer: str, max_goals: int) -> tuple[str, ...]:
-    """The bulleted or numbered lines of ``answer`` (at most ``max_goals``, duplicates removed)."""
+    """The first ``max_goals`` distinct (case-insensitive) goal lines of ``answer``; linear in its length."""
     goals: list[str] = []
+    seen: set[str] = set()
     for line in answer.splitlines():
-        match = GOAL_LINE.match(line)
-        if match and match.group(1) and match.group(1).lower() not in (g.lower() for g in goals):
-            goals.append(match.group(1))
-    return tuple(goals[:max_goals])
+        if len(goals) >= max_goals:
+            break
+        goal = goal_of_line(line)
+        if goal is not None and goal.lower() not in seen:
+            seen.add(goal.lower())
+            goals.append(goal)
+    return tuple(goals)
 
 
 def propose_goals(client: LLMClient, state_caption: str, objective: str, max_goals: int = 5, **chat_params: Any) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from motivegym.core.batching import auto_reset_batch_step, batched_reset, random
 from motivegym.core.captions import caption
 from motivegym.core.env import Transition
 from motivegym.reward_layers.base import RewardLayer
-from motivegym.reward_layers.llm.client import LLMClient
+from motivegym.reward_layers.llm.client import LLMClient, append_json_lines, read_json_lines
 from motivegym.reward_layers.llm.text import DEFAULT_DIM, encode_texts
 
 Array = jax.Array
@@ -153,15 +154,12 @@ def pair_key(first: str, second: str, objective: str) -> str:
 
 
 def read_labels(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Rows of a labels JSON-lines file by pair key."""
+    """Rows of a labels JSON-lines file by pair key (a line torn by a kill mid-append is skipped with a warning)."""
     rows = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-                rows[row["key"]] = row
-            except (json.JSONDecodeError, KeyError, TypeError) as error:
-                raise ValueError(f"corrupt labels file {path} line {number}: {error}") from None
+    for number, row in read_json_lines(path, "labels file"):
+        if not (isinstance(row, dict) and isinstance(row.get("key"), str) and "label" in row):
+            raise ValueError(f"labels file {path} line {number} is not a label row (needs 'key' and 'label')")
+        rows[row["key"]] = row
     return rows
 
 
@@ -192,9 +190,7 @@ def annotate_pairs(
         ]
         done.update((row["key"], row) for row in rows)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            append_json_lines(path, rows)
     return [done[key]["label"] for key in keys]
 
 
@@ -274,21 +270,37 @@ class RewardModel:
 
     @staticmethod
     def load(path: str | Path) -> RewardModel:
-        if not Path(path).exists():
+        """The model saved at ``path``; a missing, unreadable or foreign file is a ``ValueError`` naming it and what is wrong."""
+        path = Path(path)
+        if not path.exists():
             raise ValueError(f"reward model file {path} does not exist (write one with `motivegym llm distill`)")
-        with np.load(path) as data:
-            count = len([k for k in data.files if k.startswith("layer_")])
-            layers = [data[f"layer_{k}"] for k in range(count)]
-            output_mean, output_std = (float(v) for v in data["output"])
-            return RewardModel(
-                FrozenArrays(layers),
-                FrozenArrays([data["input_mean"]]),
-                FrozenArrays([data["input_std"]]),
-                output_mean,
-                output_std,
-                str(data["feature_kind"]),
-                int(data["text_dim"]),
-            )
+        if not path.is_file():
+            raise ValueError(f"reward model file {path} is {'a directory' if path.is_dir() else 'not a regular file'}, not a .npz model")
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+            raise ValueError(f"reward model file {path} is not a .npz archive written by `motivegym llm distill` ({type(error).__name__})") from None
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError(f"reward model file {path} holds a single array, not a .npz model written by `motivegym llm distill`")
+        with data:
+            missing = sorted({"input_mean", "input_std", "output", "feature_kind", "text_dim", "layer_0"} - set(data.files))
+            if missing:
+                raise ValueError(f"reward model file {path} lacks {', '.join(missing)}: not a model written by `motivegym llm distill`")
+            try:
+                count = len([k for k in data.files if k.startswith("layer_")])
+                layers = [data[f"layer_{k}"] for k in range(count)]
+                output_mean, output_std = (float(v) for v in data["output"])
+                return RewardModel(
+                    FrozenArrays(layers),
+                    FrozenArrays([data["input_mean"]]),
+                    FrozenArrays([data["input_std"]]),
+                    output_mean,
+                    output_std,
+                    str(data["feature_kind"]),
+                    int(data["text_dim"]),
+                )
+            except (KeyError, ValueError, TypeError, OSError, zipfile.BadZipFile) as error:
+                raise ValueError(f"reward model file {path} is damaged or not a model written by `motivegym llm distill`: {error}") from None
 
 
 def mlp_init(key: Array, sizes: Sequence[int]) -> list[Array]:

@@ -1,4 +1,4 @@
-"""LLM-written reward functions, checked against a strict ``ast`` whitelist and compiled to JAX.
+"""LLM-written reward functions, checked against a strict ``ast`` whitelist, traced under bounds and compiled to JAX.
 
 The LLM writes exactly one function over documented fields::
 
@@ -10,16 +10,27 @@ The LLM writes exactly one function over documented fields::
   ``info["<key>"]``: the env's step info (keys listed in the prompt); it must return ``[n_agents]``.
 * Allowed: assignments to plain names, ``return``, arithmetic, comparisons, unary ``-``/``+``/``~``,
   subscripts and slices of the arguments and of local names, ``info["<string>"]``, number constants,
-  tuples (for slices and ``axis=``), and calls ``jnp.<f>(…)`` of :data:`ALLOWED_JNP`.
+  tuples (only as indices, as arguments of ``jnp`` calls, in ``a, b = x, y`` and in ``return``) and
+  calls ``jnp.<f>(…)`` of :data:`ALLOWED_JNP`.
 * Rejected (:class:`UnsafeRewardCodeError`): imports, any other attribute access (``obs.__class__``),
   any other name or call (``open``, ``exec``, ``eval``, builtins), dunder names, loops, ``if``,
-  lambdas, comprehensions, ``with``/``try``, ``global``, nested functions, constant-only
-  arithmetic (``10 ** 10 ** 10``), code over :data:`MAX_SOURCE_CHARS` / :data:`MAX_NODES`.
+  lambdas, comprehensions, ``with``/``try``, ``global``, nested functions, arithmetic whose two
+  operands are constants or names bound to constants (``a = 10**9; b = a ** a``: Python integers
+  have no size limit), tuples anywhere else (``t = (1,); u = t * 200000000``), rebinding the names the
+  sandbox relies on (``jnp``, ``info``), code over :data:`MAX_SOURCE_CHARS` / :data:`MAX_NODES`.
 * Invalid (:class:`InvalidRewardCodeError`): syntax errors, a wrong signature, code that fails to
   trace, or outputs that are not finite ``[n_agents]`` floats on sample transitions.
 
+**Bounds.** The whitelist is the first line of defence; the second is that the first trace of
+every code and input signature runs in a child process (:mod:`.sandbox`) with a wall-clock and a
+memory bound (defaults 10 s and 1 GiB; ``MOTIVEGYM_SANDBOX_SECONDS`` / ``MOTIVEGYM_SANDBOX_MEMORY_MB``),
+where it must also keep every intermediate array within :data:`MAX_INTERMEDIATE_SIZE` elements and
+return ``[n_agents]``. Only then is it traced in this process. At run time :class:`CodeReward`
+raises on NaN/inf rewards (:func:`require_finite`: one reduction and one ``lax.cond`` per step).
+
 The function runs with empty builtins and a ``jnp`` namespace holding only the allowed functions.
-:class:`CodeReward` wraps it as a reward layer; :func:`evolve` is the Eureka loop (Ma et al. 2023).
+:class:`CodeReward` wraps it as a reward layer; the Eureka loop that evolves such code by training
+with it lives in :mod:`motivegym.experiments.eureka` (reward layers never train).
 """
 
 from __future__ import annotations
@@ -28,24 +39,27 @@ import ast
 import dataclasses
 import functools
 import json
-import re
+import threading
 import types
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_batching import custom_vmap
 
 from motivegym.core.batching import random_actions
 from motivegym.core.env import Transition
-from motivegym.reward_layers.base import LayerSpec, RewardLayer
+from motivegym.reward_layers.base import RewardLayer
+from motivegym.reward_layers.llm.sandbox import BoundExceededError, Bounds, bounds_from_environment, run_bounded
 
 Array = jax.Array
 
 ARGUMENTS = ("obs", "actions", "payoffs", "next_obs", "info")
+#: names the sandbox relies on: reward code may read but never rebind them
+RESERVED_NAMES = frozenset({"jnp", "info"})
 ALLOWED_JNP = frozenset(
     {
         "abs", "sqrt", "square", "exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sign", "floor", "ceil", "round",
@@ -64,6 +78,7 @@ MAX_INTERMEDIATE_SIZE = 1 << 20
 _BIN_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr, ast.BitXor)
 _UNARY_OPS = (ast.USub, ast.UAdd, ast.Invert)
 _COMPARE_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_TUPLE_PLACES = "tuples are allowed only as indices, as arguments of jnp calls, in `a, b = x, y` and in return"
 
 
 class RewardCodeError(ValueError):
@@ -71,7 +86,7 @@ class RewardCodeError(ValueError):
 
 
 class UnsafeRewardCodeError(RewardCodeError):
-    """The code uses a construct outside the whitelist."""
+    """The code uses a construct outside the whitelist, or ran past the sandbox's time or memory bound."""
 
 
 class InvalidRewardCodeError(RewardCodeError):
@@ -87,52 +102,83 @@ def _is_number(node: ast.AST) -> bool:
 
 
 class _Checker:
-    """Walks the function body; every node type must be handled explicitly (default: reject)."""
+    """Walks the function body; every node type must be handled explicitly (default: reject).
+
+    Straight-line code (no branches or loops) lets it know which locals hold plain Python numbers
+    (``constants``): arithmetic on two of them would run in Python, unbounded for integers.
+    """
 
     def __init__(self):
         self.locals: set[str] = set(ARGUMENTS)
+        self.constants: set[str] = set()
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
-            self.expression(node.value)
             for target in node.targets:
-                self.assign_target(target)
+                self.assignment(target, node.value)
         elif isinstance(node, ast.AugAssign):
             if not isinstance(node.op, _BIN_OPS):
                 raise _unsafe(node, f"operator {type(node.op).__name__}")
             if not isinstance(node.target, ast.Name):
                 raise _unsafe(node, "augmented assignment to anything but a plain name")
-            self.expression(node.target)
-            self.expression(node.value)
+            target = ast.copy_location(ast.Name(node.target.id, ast.Load()), node)
+            self.expression(ast.copy_location(ast.BinOp(left=target, op=node.op, right=node.value), node))
+            self.bind(node.target, constant=False)
         elif isinstance(node, ast.Return):
             if node.value is None:
                 raise InvalidRewardCodeError(f"line {node.lineno}: reward must return an array")
-            self.expression(node.value)
+            self.expression(node.value, tuple_ok=True)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             pass  # docstring
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Expr):
-            self.expression(node.value)  # names what is disallowed inside it first (open(…), exec(…))
+            self.expression(node.value, tuple_ok=True)  # names what is disallowed inside it first (open(…), exec(…))
             raise _unsafe(node, "an expression statement (its value is unused)")
         else:
             raise _unsafe(node, f"a {type(node).__name__} statement")
 
-    def assign_target(self, target: ast.expr) -> None:
+    def assignment(self, target: ast.expr, value: ast.expr) -> None:
+        """``name = value`` or ``a, b = x, y`` (a tuple value only when unpacked element by element)."""
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            if len(target.elts) != len(value.elts):
+                raise InvalidRewardCodeError(f"line {target.lineno}: {len(target.elts)} names but {len(value.elts)} values")
+            for element, element_value in zip(target.elts, value.elts):
+                self.assignment(element, element_value)
+            return
+        self.expression(value)
         if isinstance(target, ast.Name):
-            self.name(target)
-            self.locals.add(target.id)
+            self.bind(target, constant=self.is_constant(value))
         elif isinstance(target, ast.Tuple):
             for element in target.elts:
-                self.assign_target(element)
+                if not isinstance(element, ast.Name):
+                    raise _unsafe(element, "assignment to anything but plain names")
+                self.bind(element, constant=False)
         else:
             raise _unsafe(target, "assignment to anything but plain names")
 
+    def bind(self, target: ast.Name, constant: bool) -> None:
+        self.name(target)
+        if target.id in RESERVED_NAMES:
+            raise _unsafe(target, f"rebinding {target.id!r} (the sandbox relies on it)")
+        self.locals.add(target.id)
+        (self.constants.add if constant else self.constants.discard)(target.id)
+
+    def is_constant(self, node: ast.expr) -> bool:
+        """Whether ``node`` evaluates to a plain Python number (a literal, a local bound to one, or built from them)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.constants
+        if isinstance(node, ast.UnaryOp):
+            return self.is_constant(node.operand)
+        if isinstance(node, ast.Compare):
+            return self.is_constant(node.left) and all(self.is_constant(c) for c in node.comparators)
+        return _is_number(node)
+
     def name(self, node: ast.Name) -> None:
-        if node.id.startswith("__") or node.id.startswith("_"):
+        if node.id.startswith("_"):
             raise _unsafe(node, f"the name {node.id!r}")
 
-    def expression(self, node: ast.expr) -> None:
+    def expression(self, node: ast.expr, tuple_ok: bool = False) -> None:
         if isinstance(node, ast.Constant):
             if type(node.value) not in (int, float, bool):
                 raise _unsafe(node, f"the constant {node.value!r} (only numbers; strings only as info keys)")
@@ -145,7 +191,7 @@ class _Checker:
         elif isinstance(node, ast.BinOp):
             if not isinstance(node.op, _BIN_OPS):
                 raise _unsafe(node, f"operator {type(node.op).__name__}")
-            if _is_number(node.left) and _is_number(node.right):
+            if self.is_constant(node.left) and self.is_constant(node.right):
                 raise _unsafe(node, "arithmetic on two constants (write the result)")
             self.expression(node.left)
             self.expression(node.right)
@@ -168,6 +214,8 @@ class _Checker:
         elif isinstance(node, ast.Subscript):
             self.subscript(node)
         elif isinstance(node, ast.Tuple):
+            if not tuple_ok:
+                raise _unsafe(node, f"a tuple here ({_TUPLE_PLACES})")
             for element in node.elts:
                 self.expression(element)
         else:
@@ -183,7 +231,7 @@ class _Checker:
         for argument in node.args:
             if isinstance(argument, ast.Starred):
                 raise _unsafe(argument, "*arguments")
-            self.expression(argument)
+            self.expression(argument, tuple_ok=True)
         for keyword in node.keywords:
             if keyword.arg not in ALLOWED_KEYWORDS:
                 raise _unsafe(node, f"the keyword argument {keyword.arg!r} (allowed: {', '.join(sorted(ALLOWED_KEYWORDS))})")
@@ -191,7 +239,7 @@ class _Checker:
                 if not (isinstance(keyword.value, ast.Attribute) and isinstance(keyword.value.value, ast.Name) and keyword.value.value.id == "jnp" and keyword.value.attr in ("float32", "int32")):
                     raise _unsafe(node, "dtype other than jnp.float32 / jnp.int32")
                 continue
-            self.expression(keyword.value)
+            self.expression(keyword.value, tuple_ok=True)
 
     def subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.value, ast.Name) and node.value.id == "info":
@@ -217,10 +265,24 @@ class _Checker:
             self.expression(node)
 
 
+def fenced_blocks(text: str) -> list[str]:
+    """The contents of the ```-fenced blocks of ``text`` (the opening fence's line, e.g. ```` ```python ````, dropped).
+
+    ``str.find`` scans only: linear in the length (a backtracking regex was quadratic on long runs of newlines)."""
+    blocks, position = [], 0
+    while (start := text.find("```", position)) >= 0:
+        newline = text.find("\n", start + 3)
+        end = text.find("```", newline + 1) if newline >= 0 else -1
+        if end < 0:
+            break
+        blocks.append(text[newline + 1 : end])
+        position = end + 3
+    return blocks
+
+
 def extract_code(text: str) -> str:
     """The reward source in an LLM answer: the first fenced block containing ``def reward``, else the text itself."""
-    blocks = re.findall(r"```(?:python|py)?\s*\n(.*?)```", text, re.S)
-    for block in blocks:
+    for block in fenced_blocks(text):
         if "def reward" in block:
             return block.strip() + "\n"
     return text.strip() + "\n"
@@ -264,26 +326,32 @@ def check_reward_code(source: str) -> ast.FunctionDef:
 
 
 def _restricted_jnp() -> types.SimpleNamespace:
+    """The allowed ``jnp`` functions; ``pi``/``e``/``inf`` as float32 scalars, so no plain Python number comes from them."""
     functions = {name: getattr(jnp, name) for name in ALLOWED_JNP}
-    return types.SimpleNamespace(**functions, **{c: getattr(jnp, c) for c in ALLOWED_JNP_CONSTANTS})
+    return types.SimpleNamespace(**functions, **{c: np.float32(getattr(jnp, c)) for c in ALLOWED_JNP_CONSTANTS})
+
+
+def _function_from(module: ast.Module) -> Callable[..., Array]:
+    namespace: dict[str, Any] = {"__builtins__": {}, "jnp": _restricted_jnp()}
+    exec(compile(module, "<reward_code>", "exec"), namespace)
+    return namespace["reward"]
 
 
 @functools.lru_cache(maxsize=256)
 def compile_reward_code(source: str) -> Callable[..., Array]:
     """The checked ``reward(obs, actions, payoffs, next_obs, info)`` as a Python function of JAX arrays."""
     function = check_reward_code(source)
-    module = ast.Module(body=[function], type_ignores=[])
-    namespace: dict[str, Any] = {"__builtins__": {}, "jnp": _restricted_jnp()}
-    exec(compile(module, "<reward_code>", "exec"), namespace)  # whitelisted AST, empty builtins
-    return namespace["reward"]
+    return _function_from(ast.Module(body=[function], type_ignores=[]))  # whitelisted AST, empty builtins
 
 
 def evaluate_reward(fn: Callable[..., Array], transition: Transition) -> Array:
-    """Call ``fn`` on a transition; errors while tracing become :class:`InvalidRewardCodeError`."""
+    """Call ``fn`` on a transition; errors while tracing become :class:`InvalidRewardCodeError` (``MemoryError`` stays)."""
     try:
         value = fn(transition.obs, transition.actions, transition.payoffs, transition.next_obs, transition.info)
     except KeyError as error:
         raise InvalidRewardCodeError(f"reward code reads info[{error.args[0]!r}], which this env does not provide; keys: {sorted(transition.info)}") from None
+    except MemoryError:
+        raise
     except Exception as error:  # noqa: BLE001 - any tracing failure of untrusted code is reported, not raised raw
         raise InvalidRewardCodeError(f"reward code failed: {type(error).__name__}: {error}") from None
     return jnp.asarray(value)
@@ -300,47 +368,180 @@ def _jaxpr_sizes(jaxpr) -> list[int]:
     return sizes
 
 
-def check_intermediate_sizes(fn: Callable[..., Array], transition: Transition) -> None:
-    """Trace ``fn`` abstractly and reject it if any intermediate array exceeds :data:`MAX_INTERMEDIATE_SIZE` elements."""
+def check_traced(fn: Callable[..., Array], transition: Transition) -> None:
+    """Trace ``fn`` abstractly: every intermediate within :data:`MAX_INTERMEDIATE_SIZE` elements, output ``[n_agents]``."""
     shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), transition)
     try:
         closed = jax.make_jaxpr(lambda t: evaluate_reward(fn, t))(shapes)
-    except RewardCodeError:
+    except (RewardCodeError, MemoryError):
         raise
     except Exception as error:  # noqa: BLE001
         raise InvalidRewardCodeError(f"reward code failed to trace: {type(error).__name__}: {error}") from None
     largest = max(_jaxpr_sizes(closed.jaxpr), default=0)
     if largest > MAX_INTERMEDIATE_SIZE:
         raise UnsafeRewardCodeError(f"reward code builds an array of {largest:,} elements (limit {MAX_INTERMEDIATE_SIZE:,})")
+    n = jnp.shape(transition.payoffs)[-1]
+    if closed.out_avals[0].shape != (n,):
+        raise InvalidRewardCodeError(f"reward code must return shape ({n},) (one reward per agent), got {closed.out_avals[0].shape}")
+
+
+# ----- the first trace, in a bounded child process -----
+def signature(transition: Transition) -> dict[str, Any]:
+    """The shapes and dtypes reward code sees (JSON): ``{"obs": [[n, d], "float32"], …, "info": {key: …}}``."""
+
+    def describe(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): describe(v) for k, v in value.items()}
+        return [list(jnp.shape(value)), str(jnp.result_type(value))]
+
+    return {field: describe(getattr(transition, field)) for field in ARGUMENTS if field != "info"} | {"info": describe(transition.info)}
+
+
+def _structs(described: Any) -> Any:
+    if isinstance(described, dict):
+        return {k: _structs(v) for k, v in described.items()}
+    shape, dtype = described
+    return jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(dtype))
+
+
+def _transition_of(described: dict[str, Any]) -> Transition:
+    flag = jax.ShapeDtypeStruct((), jnp.bool_)
+    fields = {field: _structs(described[field]) for field in ARGUMENTS}
+    return Transition(fields["obs"], fields["actions"], fields["payoffs"], fields["next_obs"], flag, flag, fields["info"])
+
+
+def sandbox_prepare() -> None:
+    """Child side, before the bounds: start JAX's CPU backend (threads, allocator) so the bound counts only the code."""
+    jnp.zeros(1).block_until_ready()
+
+
+def sandbox_trace(payload: dict[str, Any]) -> dict[str, str] | None:
+    """Child side: ``None`` when the code passes :func:`check_traced`, else ``{"kind": "unsafe"|"invalid", "message": …}``."""
+    try:
+        if payload["whitelist"]:
+            fn = compile_reward_code(payload["source"])
+        else:  # only to test the bounds themselves
+            fn = _function_from(ast.parse(payload["source"]))
+        check_traced(fn, _transition_of(payload["signature"]))
+    except RewardCodeError as error:
+        return {"kind": "unsafe" if isinstance(error, UnsafeRewardCodeError) else "invalid", "message": str(error)}
+    except (SyntaxError, NameError) as error:  # whitelist=False only
+        return {"kind": "invalid", "message": f"{type(error).__name__}: {error}"}
+    return None
+
+
+_SANDBOX_VERDICTS: dict[tuple[str, str, Bounds], dict[str, str] | None] = {}
+_SANDBOX_LOCK = threading.Lock()
+
+
+def sandboxed_check(source: str, described: dict[str, Any], bounds: Bounds | None = None, whitelist: bool = True) -> None:
+    """Run :func:`check_traced` for ``source`` on the input ``signature`` in a child process under ``bounds``
+    (default :func:`~.sandbox.bounds_from_environment`); raise its error, or :class:`UnsafeRewardCodeError`
+    when the trace runs past the time or memory bound. Verdicts of traces that finished are remembered
+    per (code, signature, bounds), so a layer traced again (another jit, the Eureka loop) spawns no child.
+
+    ``whitelist=False`` skips the whitelist in the child: only to test the bounds themselves."""
+    bounds = bounds_from_environment() if bounds is None else bounds
+    key = (source, json.dumps(described, sort_keys=True), bounds)
+    with _SANDBOX_LOCK:
+        known, verdict = key in _SANDBOX_VERDICTS and whitelist, _SANDBOX_VERDICTS.get(key)
+    if not known:
+        payload = {"source": source, "signature": described, "whitelist": whitelist}
+        try:
+            verdict = run_bounded(f"{__name__}:sandbox_trace", payload, bounds, prepare=f"{__name__}:sandbox_prepare")
+        except BoundExceededError as error:
+            raise UnsafeRewardCodeError(f"reward code's first trace {error}") from None
+        if whitelist:
+            with _SANDBOX_LOCK:
+                _SANDBOX_VERDICTS[key] = verdict
+    if verdict is not None:
+        raise (UnsafeRewardCodeError if verdict["kind"] == "unsafe" else InvalidRewardCodeError)(verdict["message"])
+
+
+# ----- run-time check -----
+class NonFiniteRewardError(FloatingPointError):
+    """Raised on the host (inside the JAX runtime error) when reward code returns NaN/inf at run time."""
+
+
+def _raise_non_finite(finite: Any) -> None:
+    if not bool(np.asarray(finite)):
+        raise NonFiniteRewardError("reward code (a code: layer) returned NaN/inf rewards at run time")
+
+
+@custom_vmap
+def _finite_or_raise(rewards: Array) -> Array:
+    finite = jnp.all(jnp.isfinite(rewards))
+    jax.lax.cond(finite, lambda: None, lambda: jax.debug.callback(_raise_non_finite, finite))
+    return rewards
+
+
+@_finite_or_raise.def_vmap
+def _finite_or_raise_batched(axis_size, in_batched, rewards):
+    # one check over the whole batch: a vmapped cond would turn into a select that calls back on every element
+    return _finite_or_raise(rewards), in_batched[0]
+
+
+@jax.custom_jvp
+def require_finite(rewards: Array) -> Array:
+    """``rewards`` unchanged; raises :class:`NonFiniteRewardError` (wrapped in JAX's runtime error) when any is NaN/inf.
+
+    Costs one reduction and one ``lax.cond`` per step, vmapped or not; the host callback runs only on failure."""
+    return _finite_or_raise(rewards)
+
+
+@require_finite.defjvp
+def _require_finite_jvp(primals, tangents):
+    return require_finite(primals[0]), tangents[0]
 
 
 @dataclasses.dataclass(frozen=True)
 class CodeReward(RewardLayer):
-    """``r = coef · reward(obs, actions, payoffs, next_obs, info)`` from checked reward code (see module docstring)."""
+    """``r = coef · reward(obs, actions, payoffs, next_obs, info)`` from checked reward code (see module docstring).
+
+    ``sandbox``: trace in a bounded child first (once per input signature); ``check_finite``: raise on NaN/inf at run time."""
 
     source: str
     coef: float = 1.0
     name: str = "code"
+    sandbox: bool = True
+    check_finite: bool = True
 
     def __post_init__(self):
         compile_reward_code(self.source)  # reject bad code at construction
 
-    def apply(self, state, transition: Transition):
+    def rewards(self, transition: Transition) -> Array:
+        """``coef · reward(…)`` as float32 ``[n_agents]``, not checked for NaN/inf."""
         fn = compile_reward_code(self.source)
-        check_intermediate_sizes(fn, transition)
-        value = evaluate_reward(fn, transition)
-        n = transition.payoffs.shape[-1]
-        if value.shape != (n,):
-            raise InvalidRewardCodeError(f"reward code must return shape ({n},) (one reward per agent), got {value.shape}")
-        rewards = self.coef * value.astype(jnp.float32)
+        if self.sandbox:
+            sandboxed_check(self.source, signature(transition))
+        else:
+            check_traced(fn, transition)
+        return self.coef * evaluate_reward(fn, transition).astype(jnp.float32)
+
+    def apply(self, state, transition: Transition):
+        rewards = self.rewards(transition)
+        if self.check_finite:
+            rewards = require_finite(rewards)
         return state, rewards, {"code": rewards}
 
 
 def code_reward_from_file(path: str | Path, coef: float = 1.0) -> CodeReward:
-    """A :class:`CodeReward` from a ``.py`` file holding one ``def reward(...)``."""
-    if not Path(path).exists():
+    """A :class:`CodeReward` from a ``.py`` file holding one ``def reward(...)``; a bad file is a ``ValueError`` naming it."""
+    path = Path(path)
+    if not path.exists():
         raise ValueError(f"reward code file {path} does not exist")
-    return CodeReward(Path(path).read_text(encoding="utf-8"), coef)
+    if not path.is_file():
+        raise ValueError(f"reward code file {path} is a directory, not a file with one `def reward(...)`" if path.is_dir() else f"reward code file {path} is not a regular file")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"reward code file {path} is not Python source (not UTF-8 text)") from None
+    except OSError as error:
+        raise ValueError(f"reward code file {path} cannot be read: {error.strerror or error}") from None
+    try:
+        return CodeReward(source, coef)
+    except RewardCodeError as error:
+        raise type(error)(f"reward code file {path}: {error}") from None
 
 
 # ----- validation on sample transitions -----
@@ -373,160 +574,14 @@ def _sample_transitions(env, params, num: int, key: Array) -> Transition:
 
 
 def validate_reward_code(source: str, env, params, num_samples: int = 16, seed: int = 0, transitions: Transition | None = None) -> CodeReward:
-    """Check, compile and run ``source`` jitted on sample transitions (``transitions`` or
-    :func:`sample_transitions`): finite float ``[n_agents]`` each, else raise."""
+    """Check ``source``, trace it once in the bounded sandbox, then run it jitted on sample transitions
+    (``transitions`` or :func:`sample_transitions`): finite float ``[n_agents]`` each, else raise."""
     layer = CodeReward(source)
     transitions = sample_transitions(env, params, num_samples, seed) if transitions is None else transitions
-    spec = LayerSpec(env.n_agents(params), env.observation_size(params))
-    state = layer.init(jax.random.PRNGKey(0), spec)
-    _, rewards, _ = jax.jit(jax.vmap(lambda t: layer.apply(state, t)))(transitions)
-    rewards = np.asarray(rewards)
+    one = jax.tree.map(lambda x: x[0], transitions)
+    sandboxed_check(source, signature(one))
+    rewards = np.asarray(jax.jit(jax.vmap(layer.rewards))(transitions))
     if not np.all(np.isfinite(rewards)):
         bad = int(np.sum(~np.all(np.isfinite(rewards), axis=-1)))
         raise InvalidRewardCodeError(f"reward code returned NaN/inf on {bad} of {len(rewards)} sample transitions")
     return layer
-
-
-# ----- Eureka -----
-EUREKA_SYSTEM = "You write reward functions for multi-agent reinforcement learning. Answer with one Python code block."
-EUREKA_TEMPLATE = """Environment: {env_name}
-{env_doc}
-
-Write a reward function for every agent at once, in this exact form:
-
-```python
-def reward(obs, actions, payoffs, next_obs, info):
-    ...
-    return <array of shape [{n_agents}]>
-```
-
-Fields (JAX arrays, one row per agent; agents: {agents}):
-- obs, next_obs: float32 [{n_agents}, {obs_size}] (observation before / after the step)
-- actions: [{n_agents}]  (the joint action)
-- payoffs: float32 [{n_agents}]  (what the world paid this step)
-- info["<key>"]: step information after the step; keys and shapes: {info_keys}
-
-Rules: only arithmetic, comparisons, indexing of these arrays, local variables and calls jnp.<f>(...) with f in:
-{allowed}. No imports, loops, if statements, attribute access or other functions (use jnp.where).
-
-Objective: {objective}
-{feedback}"""
-
-
-def describe_fields(env, params) -> dict[str, Any]:
-    """Facts about the env the Eureka prompt states (names, shapes, info keys)."""
-    transitions = sample_transitions(env, params)
-    info_keys = ", ".join(f"{k} {list(np.shape(v))[1:]}" for k, v in transitions.info.items())
-    doc = (type(env).__doc__ or "").strip()
-    return {
-        "env_name": env.name,
-        "env_doc": doc,
-        "n_agents": env.n_agents(params),
-        "obs_size": env.observation_size(params),
-        "agents": ", ".join(env.agent_names(params)),
-        "info_keys": info_keys,
-        "allowed": ", ".join(sorted(ALLOWED_JNP)),
-    }
-
-
-def feedback_text(history: list[dict[str, Any]], top: int = 3) -> str:
-    """Eureka's reward reflection: the best earlier candidates with their training statistics, and errors of the last round."""
-    if not history:
-        return ""
-    scored = sorted((c for c in history if c["score"] is not None), key=lambda c: -c["score"])[:top]
-    lines = ["", "Earlier candidates and what training with them achieved (higher score is better):"]
-    for candidate in scored:
-        stats = ", ".join(f"{k}={_round(v)}" for k, v in candidate["stats"].items())
-        lines.append(f"--- score {candidate['score']:.4g} ({stats})\n```python\n{candidate['code'].strip()}\n```")
-    last_round = max(c["iteration"] for c in history)
-    errors = [c for c in history if c["iteration"] == last_round and c["error"]]
-    for candidate in errors[:top]:
-        lines.append(f"--- rejected: {candidate['error']}")
-    lines.append("Write an improved reward function.")
-    return "\n".join(lines)
-
-
-def _round(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_round(v) for v in value]
-    return round(float(value), 4) if isinstance(value, float | int) else value
-
-
-def ippo_trainer(total_steps: int = 20_000, num_envs: int = 8, num_steps: int = 64, eval_episodes: int = 16, seed: int = 0) -> Callable:
-    """A trainer for :func:`evolve`: IPPO (``motivegym.baselines.ppo``) on the candidate reward, scored by
-    the greedy policy's mean episode welfare (sum of **payoffs**, the task fitness)."""
-
-    def train(env, params, layer: RewardLayer) -> dict[str, Any]:
-        from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig, episode_payoffs
-
-        config = PPOConfig(total_steps=total_steps, num_envs=num_envs, num_steps=num_steps, num_minibatches=1)
-        algo = MultiAgentPPO(env, params, layer, config)
-        runner, metrics = jax.jit(algo.make_train())(jax.random.PRNGKey(seed), 0)
-        payoffs = np.asarray(episode_payoffs(algo, runner, jax.random.PRNGKey(seed + 1), eval_episodes))
-        rewards = np.asarray(metrics["episode_reward"])[-1]
-        welfare = float(payoffs.sum(-1).mean())
-        return {"score": welfare, "welfare": welfare, "episode_payoffs": payoffs.mean(0).tolist(), "final_episode_rewards": rewards.tolist()}
-
-    return train
-
-
-def evolve(
-    env,
-    params,
-    client,
-    objective: str,
-    num_candidates: int = 4,
-    iterations: int = 3,
-    train_fn: Callable[[Any, Any, RewardLayer], dict[str, Any]] | None = None,
-    out_path: str | Path | None = None,
-    temperature: float = 1.0,
-) -> dict[str, Any]:
-    """Eureka: each iteration asks for ``num_candidates`` reward functions (seeds ``0..K−1``), validates
-    them, trains with each (``train_fn(env, params, layer) -> {"score": float, …}``, default
-    :func:`ippo_trainer`) and feeds the best ones' statistics into the next prompt.
-
-    Returns (and writes to ``out_path`` as JSON after every candidate) ``{"candidates": [...], "best": ...}``;
-    every candidate keeps its code, status, error, score and statistics.
-    """
-    if num_candidates < 1 or iterations < 1:
-        raise ValueError(f"num_candidates and iterations must be >= 1, got {num_candidates}, {iterations}")
-    train_fn = train_fn or ippo_trainer()
-    fields = describe_fields(env, params)
-    samples = sample_transitions(env, params)
-    history: list[dict[str, Any]] = []
-    for iteration in range(iterations):
-        prompt = EUREKA_TEMPLATE.format(objective=objective, feedback=feedback_text(history), **fields)
-        messages = [{"role": "system", "content": EUREKA_SYSTEM}, {"role": "user", "content": prompt}]
-        seeds = [iteration * num_candidates + k for k in range(num_candidates)]  # distinct samples, distinct cache keys
-        with ThreadPoolExecutor(max_workers=min(client.max_workers, num_candidates)) as pool:
-            answers = list(pool.map(lambda seed, messages=messages: client.chat(messages, temperature=temperature, seed=seed), seeds))
-        for index, answer in enumerate(answers):
-            history.append(_evaluate_candidate(iteration, index, extract_code(answer), env, params, train_fn, samples))
-            _write(out_path, history)
-    return _write(out_path, history)
-
-
-def _evaluate_candidate(iteration: int, index: int, code: str, env, params, train_fn, samples: Transition) -> dict[str, Any]:
-    candidate: dict[str, Any] = {"iteration": iteration, "index": index, "code": code, "status": "ok", "error": None, "score": None, "stats": {}}
-    try:
-        layer = validate_reward_code(code, env, params, transitions=samples)
-    except RewardCodeError as error:
-        candidate.update(status="unsafe" if isinstance(error, UnsafeRewardCodeError) else "invalid", error=str(error))
-        return candidate
-    stats = dict(train_fn(env, params, layer))
-    if "score" not in stats:
-        raise ValueError(f"train_fn must return a dict with a 'score', got keys {sorted(stats)}")
-    score = float(stats.pop("score"))
-    candidate.update(score=score if np.isfinite(score) else None, stats=stats)
-    if not np.isfinite(score):
-        candidate.update(status="invalid", error=f"training score is not finite ({score})")
-    return candidate
-
-
-def _write(out_path: str | Path | None, history: list[dict[str, Any]]) -> dict[str, Any]:
-    scored = [c for c in history if c["score"] is not None]
-    result = {"candidates": history, "best": max(scored, key=lambda c: c["score"]) if scored else None}
-    if out_path is not None:
-        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(out_path).write_text(json.dumps(result, indent=2), encoding="utf-8")
-    return result

@@ -6,8 +6,14 @@
 * judge prompts (``Episode:``): ``server.judge(episode_text)``;
 * goal prompts (``Suggest up to``): ``server.goals`` as ``- goal`` lines.
 
-``server.fail_next`` answers that many requests with HTTP 500, ``server.bad_json`` sends a body that
-is not JSON, ``server.sleep`` delays every answer. ``server.requests`` records every request body.
+``server.fail_next`` answers that many requests with ``server.fail_status`` (HTTP 500; with
+``server.retry_after`` as its ``Retry-After`` header), ``server.bad_json`` sends a body that is not
+JSON, ``server.sleep`` delays every answer. ``server.requests`` records every request body.
+
+Misbehaviours for the client's bounds: ``server.trickle = s`` sends the whole response (status line,
+headers, body) one byte every ``s`` seconds; ``server.truncate`` announces the full ``Content-Length``
+but sends half the body and closes; ``server.huge = n`` answers a valid completion of ``n`` bytes
+(``server.huge_length`` says whether ``Content-Length`` announces it, else the end is the close).
 """
 
 from __future__ import annotations
@@ -27,7 +33,13 @@ class FakeLLM:
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.fail_next = 0
+        self.fail_status = 500
+        self.retry_after: str | None = None
         self.bad_json = False
+        self.trickle = 0.0
+        self.truncate = False
+        self.huge = 0
+        self.huge_length = True
         self.sleep = 0.0
         self.keyword = "cooperate"
         self.prefer = self.prefer_keyword
@@ -76,13 +88,16 @@ def make_handler(fake: FakeLLM):
                 fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 fail = fake.fail_next > 0
                 fake.fail_next -= int(fail)
+            headers = {}
             try:
                 if fake.sleep:
                     time.sleep(fake.sleep)
                 if not self.path.endswith("/chat/completions"):
                     status, reply = 404, b'{"error": "not found"}'
                 elif fail:
-                    status, reply = 500, b'{"error": "overloaded"}'
+                    status, reply = fake.fail_status, b'{"error": "overloaded"}'
+                    if fake.retry_after is not None:
+                        headers["Retry-After"] = fake.retry_after
                 elif fake.bad_json:
                     status, reply = 200, b"<html>not json"
                 else:
@@ -94,17 +109,51 @@ def make_handler(fake: FakeLLM):
                 # its next request, which must not overlap this one in the count.
                 with fake.lock:
                     fake.in_flight -= 1
-            self.reply(status, reply)
-
-        def reply(self, status: int, body: bytes):
             try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
+                if fake.huge and status == 200:
+                    self.reply_huge(fake.huge, fake.huge_length)
+                elif fake.trickle:
+                    self.reply_trickling(status, reply, fake.trickle)
+                else:
+                    self.reply(status, reply, headers)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout and size tests)
+                self.close_connection = True
+
+        def reply(self, status: int, body: bytes, headers: dict[str, str] | None = None):
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            if fake.truncate:
+                self.wfile.write(body[: len(body) // 2])
+                self.close_connection = True
+            else:
                 self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
-                pass
+
+        def reply_trickling(self, status: int, body: bytes, seconds: float):
+            raw = f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+            for k in range(len(raw)):
+                self.wfile.write(raw[k : k + 1])
+                self.wfile.flush()
+                time.sleep(seconds)
+            self.close_connection = True
+
+        def reply_huge(self, size: int, announce: bool):
+            head, tail = b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "', b'"}}]}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if announce:
+                self.send_header("Content-Length", str(size))
+            self.end_headers()
+            self.wfile.write(head)
+            left, chunk = size - len(head) - len(tail), b"x" * 2**20
+            while left > 0:
+                self.wfile.write(chunk[:left])
+                left -= len(chunk)
+            self.wfile.write(tail)
+            self.close_connection = True
 
     return Handler
 

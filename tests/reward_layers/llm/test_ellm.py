@@ -1,3 +1,5 @@
+import time
+
 import gymnasium
 import numpy as np
 import pytest
@@ -55,3 +57,22 @@ def test_wrapper_needs_a_motivegym_env(llm_server):
     client = LLMClient(base_url=llm_server.base_url, model="m")
     with pytest.raises(ValueError, match="motivegym Gymnasium env"):
         ELLMRewardWrapper(gymnasium.make("CartPole-v1"), client, "balance")
+
+
+def test_goal_lines_are_parsed_like_before():
+    answer = "1.5 liters\n- \n-x\n--- heading\n  •  spaced   \n12) twelve\n1x not a goal\n* "
+    assert parse_goals(answer, 10) == ("5 liters", "x", "-- heading", "spaced", "twelve")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "- a" + " " * 2**20 + "b",  # before: a 78 KiB answer of this shape took 16 s (quadratic regex)
+        "\n".join(f"- goal {k}" for k in range(2**17)),  # before: quadratic duplicate check over every line
+        "1" * 2**20,
+    ],
+)
+def test_goal_parsing_is_linear_in_the_answer(answer):
+    start = time.monotonic()
+    parse_goals(answer, 5)
+    assert time.monotonic() - start < 30

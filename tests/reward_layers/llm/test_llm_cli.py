@@ -1,4 +1,7 @@
+import ast
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -48,14 +51,45 @@ def test_distill_needs_labels_for_the_objective(llm_server, tmp_path, capsys):
 
 
 def test_evolve_writes_candidates_and_the_best_code(llm_server, tmp_path, capsys, monkeypatch):
-    import motivegym.reward_layers.llm.reward_code as reward_code
+    import motivegym.experiments.eureka as eureka
 
     def constant_trainer(**_):
         return lambda env, params, layer: {"score": 1.0}
 
-    monkeypatch.setattr(reward_code, "ippo_trainer", constant_trainer)  # the IPPO run itself is tested in test_reward_code
+    monkeypatch.setattr(eureka, "ippo_trainer", constant_trainer)  # the IPPO run itself is tested in test_eureka
     out = tmp_path / "evolve.json"
     argv = ["llm", "evolve", "TrustDilemma-v0", "--candidates", "2", "--iterations", "1", "--out", str(out), "--base-url", llm_server.base_url, "--model", "m", "--param", "max_steps=5"]
     assert main(argv) == 0
     assert out.exists() and out.with_suffix(".best.py").read_text() == llm_server.reward_codes[0]
     assert "2 candidates: 2 trained" in capsys.readouterr().out
+
+
+def imported_modules(path: Path) -> list[str]:
+    """Every module ``path`` imports, lazy imports inside functions included."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            names += [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+    return names
+
+
+def test_cli_and_llm_cli_do_not_import_each_other_in_a_circle():
+    # llm_cli gets the --param parser from cli.build_parser instead of importing motivegym.cli
+    assert "motivegym.cli" not in imported_modules(ROOT / "motivegym" / "llm_cli.py")
+    code = "import motivegym.llm_cli, sys; assert 'motivegym.cli' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
+
+
+def test_reward_layers_never_import_baselines_or_experiments():
+    # DESIGN "Layering": the Eureka loop that trains PPO lives in motivegym.experiments.eureka
+    for path in (ROOT / "motivegym" / "reward_layers").rglob("*.py"):
+        assert not [n for n in imported_modules(path) if n.startswith(("motivegym.baselines", "motivegym.experiments"))], path
+    code = (
+        "import sys, motivegym.reward_layers, motivegym.reward_layers.llm, motivegym.reward_layers.llm.reward_code; "
+        "bad = [m for m in sys.modules if m.startswith(('motivegym.baselines', 'motivegym.experiments'))]; "
+        "assert not bad, bad"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -147,3 +147,37 @@ def test_end_to_end_trust_preferences_distilled_into_an_observation_reward(llm_s
     assert scores.shape == (3,)
     with pytest.raises(ValueError, match="observation features"):
         LearnedReward(text.model)
+
+
+def test_bad_learned_files_name_the_file_and_the_problem(tmp_path):
+    pickled = tmp_path / "pickled.npz"
+    pickled.write_bytes(b"\x80\x04\x95 not a zip")  # before: numpy's "allow_pickle=False" message
+    array = tmp_path / "array.npz"
+    with open(array, "wb") as handle:
+        np.save(handle, np.zeros(3))
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, weights=np.zeros(3))
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    cases = [
+        (tmp_path, "is a directory"),  # before: IsADirectoryError
+        (tmp_path / "missing.npz", "does not exist"),
+        (pickled, "is not a .npz archive"),
+        (empty, "is not a .npz archive"),
+        (array, "holds a single array"),
+        (foreign, "lacks feature_kind, input_mean, input_std, layer_0, output, text_dim"),
+    ]
+    for path, problem in cases:
+        with pytest.raises(ValueError, match=f"reward model file {re.escape(str(path))} {problem}"):
+            reward_layer(f"learned:{path}")
+
+
+def test_labels_file_torn_by_a_kill_still_resumes(llm_server, tmp_path):
+    pairs = [("cooperate", "defect"), ("defect", "cooperate"), ("x", "y")]
+    labels_path = tmp_path / "labels.jsonl"
+    annotate_pairs(pairs[:2], client_for(llm_server), labels_path)
+    data = labels_path.read_bytes()
+    labels_path.write_bytes(data[: len(data) - 7])  # the last row torn mid-write
+    with pytest.warns(UserWarning, match="skipped 1 torn line"):
+        labels = annotate_pairs(pairs, client_for(llm_server), labels_path)
+    assert labels == [PREFER_FIRST, PREFER_SECOND, TIE] and llm_server.num_requests == 4  # the torn pair is asked again
