@@ -21,6 +21,7 @@ and figures: ``welfare_vs_steps__<algo>__<sharing>.png`` (evaluation welfare aga
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -42,6 +43,7 @@ from motivegym.experiments.statistics import (
 from motivegym.experiments.sweep import read_results
 
 BASE_REWARD = "private"
+DEFAULT_CHECKPOINTS = (0.25, 0.5, 1.0)
 CONFIG_KEYS = ("algo", "sharing")
 
 
@@ -146,13 +148,15 @@ def algorithm_rankings(rows: list[dict], reps: int = 2000) -> dict[str, dict[str
     return out
 
 
-def budget_table(rows: list[dict], reps: int = 1000) -> dict[tuple, Interval]:
-    """``(algo, sharing, reward, fraction of budget) → IQM of the normalised score`` (stratified-bootstrap interval)."""
+def budget_table(rows: list[dict], checkpoints: tuple[float, ...] = DEFAULT_CHECKPOINTS, reps: int = 1000) -> dict[tuple, Interval]:
+    """``(algo, sharing, reward, checkpoint) → IQM of the normalised score`` (stratified-bootstrap interval).
+
+    A run evaluated after ``ceil(c·U)`` of its ``U`` updates is filed under the nearest of the sweep's ``checkpoints``."""
     scores: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     last = final_steps(rows)
     for r in rows:
         if r["status"] == "ok" and r.get("normalized_score") is not None:
-            fraction = round(r["steps"] / last[r["run_id"]], 2)
+            fraction = min(checkpoints, key=lambda c: abs(c - r["steps"] / last[r["run_id"]]))
             scores[(r["algo"], r["sharing"], r["reward"], fraction)][r["env"]].append(float(r["normalized_score"]))
     return aggregate_intervals({k: list(v.values()) for k, v in scores.items()}, statistic=iqm, reps=reps)
 
@@ -161,7 +165,7 @@ def table(header: list[str], body: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(cells) + " |" for cells in body]
 
 
-def report_markdown(rows: list[dict], reps: int = 2000) -> str:
+def report_markdown(rows: list[dict], reps: int = 2000, checkpoints: tuple[float, ...] = DEFAULT_CHECKPOINTS) -> str:
     ok = final_rows(rows)
     seeds = sorted({len(rs) for rs in group(ok, "env", "algo", "sharing", "reward").values()})
     lines = [
@@ -219,7 +223,7 @@ def report_markdown(rows: list[dict], reps: int = 2000) -> str:
     lines += table(["reward", "algo/sharing", "mean rank"], body)
 
     lines += ["", "## Budget robustness: IQM of the normalised score at each evaluated fraction of the budget", ""]
-    budget = budget_table(rows, max(200, reps // 2))
+    budget = budget_table(rows, checkpoints, max(200, reps // 2))
     fractions = sorted({k[3] for k in budget})
     configs = sorted({k[:3] for k in budget})
     lines += table(["algo", "sharing", "reward", *[f"{f:.0%}" for f in fractions]],
@@ -242,6 +246,21 @@ def _grid(plt, panels: int, width: float = 3.3, height: float = 2.8, columns: in
     for ax in axes.flat[panels:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:panels])
+
+
+def grid_legend(fig, axes: list) -> None:
+    """One legend for a grid of panels: in the first unused panel slot if there is one, else in the last panel."""
+    handles: dict = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    spare = [ax for ax in fig.axes if not ax.get_visible()]
+    if spare:
+        spare[0].set_visible(True)
+        spare[0].axis("off")
+        spare[0].legend(list(handles.values()), list(handles), fontsize=7, loc="center")
+    elif handles:
+        axes[-1].legend(list(handles.values()), list(handles), fontsize=6)
 
 
 def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
@@ -278,7 +297,7 @@ def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
             ax.set_xlabel("env steps", fontsize=8)
             ax.tick_params(labelsize=7)
         axes[0].set_ylabel("evaluation welfare (95% CI)", fontsize=8)
-        axes[0].legend(fontsize=7)
+        grid_legend(fig, axes)
         fig.suptitle(f"{algo}, {sharing} parameters", fontsize=10)
         save(fig, f"welfare_vs_steps__{algo}__{sharing}.png")
 
@@ -356,7 +375,7 @@ def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
         ax.set_title(env_id, fontsize=9)
         ax.tick_params(labelsize=7)
     axes[0].set_ylabel("evaluation welfare (95% CI)", fontsize=8)
-    axes[-1].legend(fontsize=7)
+    grid_legend(fig, axes)
     save(fig, "returns_by_reward.png")
 
     fig, axes = _grid(plt, len(envs))
@@ -377,7 +396,7 @@ def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
         ax.set_xlabel("env steps", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].set_ylabel("training episode welfare", fontsize=8)
-    axes[-1].legend(fontsize=6)
+    grid_legend(fig, axes)
     save(fig, "learning_curves.png")
     return figures
 
@@ -402,8 +421,9 @@ def write_report(directory: str | Path, reps: int = 2000) -> Path:
     rows = read_results(results)
     if not rows:
         raise ValueError(f"{results} has no runs")
+    settings = json.loads((out / "sweep.json").read_text()) if (out / "sweep.json").exists() else {}
     path = out / "report.md"
-    path.write_text(report_markdown(rows, reps))
+    path.write_text(report_markdown(rows, reps, tuple(settings.get("checkpoints", DEFAULT_CHECKPOINTS))))
     if any(r["status"] == "ok" for r in rows):
         plot_figures(rows, out, reps)
     return path

@@ -40,6 +40,9 @@ def test_final_rows_and_budget_fractions_when_the_budget_is_not_a_whole_number_o
     final = final_rows(rows)
     assert len(final) == len(hand_made_rows()) and {r["steps"] for r in final} == {98_304}
     assert sorted({k[3] for k in budget_table(rows, reps=50)}) == [0.25, 0.5, 1.0]
+    # 29 updates evaluated after ceil(0.25·29) = 8 and ceil(0.5·29) = 15: still the 25% and 50% columns
+    odd = [{**r, "steps": steps} for r in rows for steps in [{24_576: 8 * 2048, 49_152: 15 * 2048, 98_304: 29 * 2048}[r["steps"]]]]
+    assert sorted({k[3] for k in budget_table(odd, reps=50)}) == [0.25, 0.5, 1.0]
 
 
 def test_paired_contrasts_pair_by_seed():
