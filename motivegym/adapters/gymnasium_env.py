@@ -2,8 +2,10 @@
 
 ``gymnasium.make("motivegym/TrustDilemma-v0", reward="private", scalarize=None)``
 
-* **Action:** the joint action ``Box(low_i, high_i, (n,))`` with **per-agent** bounds; values outside
-  ``[0, e_i]`` are clipped by the env, NaN/inf or a wrong shape raise ``ValueError``.
+* **Action:** the joint action ``Box(low_i, high_i, (n,))`` with **per-agent** bounds (``MultiDiscrete`` for
+  discrete envs). Checked by :func:`motivegym.core.actions.check_actions` before it enters the JAX step:
+  finite values outside ``[0, e_i]`` are clipped by the env; NaN/inf, complex, non-integer or out-of-range
+  discrete actions and a wrong shape raise ``ValueError`` naming the agent or the argument.
 * **Observation:** ``env.global_state`` (for the coopetition family the reference's legacy layout).
 * **Reward:** the reward layer's per-agent vector (float32 ``[n]``, as the reference returns);
   ``scalarize="sum"`` or ``"mean"`` returns a float instead.
@@ -19,10 +21,11 @@ import numpy as np
 
 from motivegym.adapters.host import (
     ADAPTER_ARGUMENTS,
-    HostStepper,
     build_env,
-    compiled_core,
-    validate_actions,
+    check_choice,
+    check_seed,
+    host_stepper,
+    jax_seed,
     warn_unused_options,
 )
 from motivegym.reward_layers import RewardLayer
@@ -64,35 +67,30 @@ class GymnasiumEnv(gymnasium.Env):
         spec, self.core_env, self.params, self.reward_layer = build_env(
             env_id, reward, env_kwargs, ADAPTER_ARGUMENTS + ("scalarize",)
         )
-        if scalarize not in SCALARIZATIONS:
-            raise ValueError(f"scalarize must be one of {SCALARIZATIONS}, got {scalarize!r}")
+        check_choice("scalarize", scalarize, SCALARIZATIONS)
         self.metadata = {**self.metadata, "render_modes": self.core_env.render_modes()}
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        check_choice("render_mode", render_mode, [None, *self.metadata["render_modes"]])
         self.scalarize, self.render_mode = scalarize, render_mode
         self.env_id = spec.id
         self.n_agents = self.core_env.n_agents(self.params)
         self.agent_names = self.core_env.agent_names(self.params)
-        self._stepper = HostStepper(compiled_core(spec.id, env_kwargs, self.core_env, self.params, self.reward_layer, "global", None))
+        self._stepper = host_stepper(spec.id, self.core_env, self.params, self.reward_layer, "global", None)
         self.action_space = action_space_of(self.core_env, self.params)
         size = self.core_env.global_state_size(self.params)
         self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
         self._static_info = self.core_env.static_info(self.params)
-        self._discrete = self.core_env.action_kind == "discrete"
         self.metadata = {**self.metadata, "name": spec.id}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         warn_unused_options(options)
-        jax_seed = int(self.np_random.integers(0, 2**31 - 1))
-        out = self._stepper.reset(jax_seed, keep_layer_state=seed is None)
+        out = self._stepper.reset(jax_seed(self.np_random), keep_layer_state=seed is None)
         info = dict(out["info"])
         info.update(self._static_info)
         return out["obs"], info
 
     def step(self, action: Any):
-        actions = validate_actions(action, self.n_agents)
-        out = self._stepper.step(actions)
+        out = self._stepper.step(self._stepper.check(action))
         rewards = out["rewards"]
         if self.scalarize == "sum":
             reward: Any = float(rewards.sum())

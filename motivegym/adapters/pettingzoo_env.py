@@ -6,7 +6,9 @@ skipped: spec §7.24 fixed). Agents are ``agent_0 … agent_{n-1}``; each observ
 Rewards are the reward layer's per-agent values; each agent's info holds its ``payoff``,
 ``reward`` and ``reward_components`` plus the shared env info under ``"env"``.
 The AEC env is PettingZoo's standard ``parallel_to_aec`` conversion: actions are collected in
-``agent_0 …`` order and the joint step runs when the last agent has acted.
+``agent_0 …`` order and the joint step runs when the last agent has acted. Each agent's action is checked
+(:func:`motivegym.core.actions.check_actions`) when it is given, so a refused action is not stored and the
+agent can simply act again; the Parallel env checks the joint action the same way (errors name the agent).
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ from typing import Any
 import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv as PettingZooParallelEnv
-from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from motivegym.adapters.host import ADAPTER_ARGUMENTS, HostStepper, build_env, compiled_core, warn_unused_options
+from motivegym.adapters.host import (
+    ADAPTER_ARGUMENTS,
+    build_env,
+    check_choice,
+    check_seed,
+    host_stepper,
+    jax_seed,
+    warn_unused_options,
+)
+from motivegym.core.actions import check_actions
 from motivegym.reward_layers import RewardLayer
 
 
@@ -31,16 +43,14 @@ class ParallelEnv(PettingZooParallelEnv):
     def __init__(self, env_id: str, reward: str | RewardLayer | None = None, render_mode: str | None = None, **env_kwargs: Any):
         spec, self.core_env, self.params, self.reward_layer = build_env(env_id, reward, env_kwargs, ADAPTER_ARGUMENTS)
         self.metadata = {**self.metadata, "render_modes": self.core_env.render_modes()}
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_choice("render_mode", render_mode, [None, *self.metadata["render_modes"]])
         self.env_id = spec.id
         self.metadata = {**self.metadata, "name": f"motivegym_{spec.id}"}
         n = self.core_env.n_agents(self.params)
         self.possible_agents = [f"agent_{i}" for i in range(n)]
         self.agents: list[str] = []
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self._stepper = HostStepper(compiled_core(spec.id, env_kwargs, self.core_env, self.params, self.reward_layer, "agents", None))
+        self._stepper = host_stepper(spec.id, self.core_env, self.params, self.reward_layer, "agents", None)
         obs_size = self.core_env.observation_size(self.params)
         self._observation_spaces = {
             a: gymnasium.spaces.Box(-np.inf, np.inf, shape=(obs_size,), dtype=np.float32) for a in self.possible_agents
@@ -67,29 +77,45 @@ class ParallelEnv(PettingZooParallelEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         warn_unused_options(options)
-        if seed is not None:
+        if check_seed(seed) is not None:
             self._rng = np.random.default_rng(seed)
-        out = self._stepper.reset(int(self._rng.integers(0, 2**31 - 1)), keep_layer_state=seed is None)
+        out = self._stepper.reset(jax_seed(self._rng), keep_layer_state=seed is None)
         self.agents = list(self.possible_agents)
         env_info = {**out["info"], **self._static_info}
         observations = {a: out["obs"][i] for i, a in enumerate(self.agents)}
         return observations, {a: {"env": env_info} for a in self.agents}
 
+    def _single_value(self, agent: str, action: Any) -> np.ndarray:
+        """One agent's action as a shape ``(1,)`` array (given as a scalar, ``()`` or ``(1,)``).
+
+        Values that are not plain numbers are checked here, so the error names the agent; the joint check follows.
+        """
+        try:
+            value = np.asarray(action)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"action of {agent} must be a single real number: {error}") from None
+        if value.size != 1:
+            raise ValueError(f"action of {agent} must be a single value (shape (1,) or ()), got shape {value.shape}")
+        value = value.reshape(1)
+        if value.dtype.kind not in "iuf":
+            value = check_actions(self._stepper.action_spec.agent(self._index[agent]), value, name=f"action of {agent}")
+        return value
+
+    def check_agent_action(self, agent: str, action: Any) -> np.ndarray:
+        """``agent``'s action checked on its own (the AEC env checks each action when it is given)."""
+        spec = self._stepper.action_spec.agent(self._index[agent])
+        return check_actions(spec, self._single_value(agent, action), name=f"action of {agent}")
+
     def _joint_actions(self, actions: dict) -> np.ndarray:
+        if not isinstance(actions, dict):
+            raise ValueError(f"actions must be a dict {{agent: action}}, got {type(actions).__name__}")
         unknown = set(actions) - set(self.agents)
         if unknown:
-            raise ValueError(f"actions for unknown or finished agents {sorted(unknown)}; live agents: {self.agents}")
+            raise ValueError(f"actions for unknown or finished agents {sorted(unknown, key=str)}; live agents: {self.agents}")
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise ValueError(f"missing actions for agents {missing}")
-        joint = np.zeros(len(self.possible_agents), np.int32 if self._discrete else np.float32)
-        for agent, action in actions.items():
-            value = np.asarray(action, dtype=joint.dtype)
-            if value.size != 1:
-                raise ValueError(f"action of {agent} must be a single value (shape (1,) or ()), got shape {value.shape}")
-            value = value.reshape(())
-            joint[self._index[agent]] = value
-        return joint
+        return self._stepper.check(np.concatenate([self._single_value(agent, actions[agent]) for agent in self.possible_agents]))
 
     def step(self, actions: dict):
         if not self.agents:
@@ -136,12 +162,32 @@ def parallel_env(env_id: str, reward: str | RewardLayer | None = None, render_mo
     return ParallelEnv(env_id, reward=reward, render_mode=render_mode, **env_kwargs)
 
 
+class AECEnv(parallel_to_aec_wrapper):
+    """PettingZoo's ``parallel_to_aec`` conversion whose ``step`` checks each action before storing it.
+
+    A refused action raises ``ValueError`` naming the agent and leaves the env as it was (the agent acts
+    again); if the joint step itself fails, the last agent's action is dropped as well.
+    """
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        live = not (self.terminations[agent] or self.truncations[agent])
+        if live:
+            action = self.env.check_agent_action(agent, action)
+        try:
+            super().step(action)
+        except Exception:
+            if live and agent in self._actions:
+                self._actions[agent] = None
+            raise
+
+
 def aec_env(env_id: str, reward: str | RewardLayer | None = None, render_mode: str | None = None, **env_kwargs: Any):
-    """PettingZoo AEC env: the standard ``parallel_to_aec`` of :func:`parallel_env`."""
-    return parallel_to_aec(parallel_env(env_id, reward=reward, render_mode=render_mode, **env_kwargs))
+    """PettingZoo AEC env: the standard ``parallel_to_aec`` of :func:`parallel_env` (``OrderEnforcingWrapper(AECEnv)``)."""
+    return OrderEnforcingWrapper(AECEnv(parallel_env(env_id, reward=reward, render_mode=render_mode, **env_kwargs)))
 
 
 def env_factory(env_id: str, api: str = "parallel", **kwargs: Any):
     """A zero-argument constructor (what PettingZoo's tests take)."""
-    make = {"parallel": parallel_env, "aec": aec_env}[api]
+    make = {"parallel": parallel_env, "aec": aec_env}[check_choice("api", api, ["parallel", "aec"])]
     return functools.partial(make, env_id, **kwargs)

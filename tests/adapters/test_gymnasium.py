@@ -80,7 +80,7 @@ def test_bad_actions_raise_and_bounds_clip():
     np.testing.assert_array_equal(obs_after_rejected_step, obs_fresh)  # a rejected step leaves no trace
     with pytest.raises(ValueError, match="shape"):
         env.step(np.array([10.0, 10.0, 10.0], np.float32))
-    with pytest.raises(ValueError, match="numeric"):
+    with pytest.raises(ValueError, match="real numbers"):
         env.step(["a", "b"])
     np.testing.assert_allclose(env.action_space.high, [120, 80])
     _, _, _, _, info = env.step(np.array([-5.0, 500.0], np.float32))
@@ -138,5 +138,5 @@ def test_make_vec_batches_with_same_step_autoreset():
         vec.step(np.zeros((3, 2), np.float32))
     bad = np.full((16, 2), 1.0, np.float32)
     bad[4, 1] = np.inf
-    with pytest.raises(ValueError, match="sub-env 4 for agent_1"):
+    with pytest.raises(ValueError, match="sub-env 4, agent_1"):
         vec.step(bad)

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.core.thresholds import at_least
 from motivegym.envs.coopetition.base import CoopetitionEnv, CoopetitionParams, coopetition_params
 from motivegym.envs.coopetition.interdependence import symmetric_interdependence
 from motivegym.envs.coopetition.trust import off_diagonal_mean, trust_params
@@ -55,7 +56,7 @@ class RecoveryRace(CoopetitionEnv):
 
     def world_step(self, key, state, actions, payoffs, trust, reputation, params):
         mean_trust = off_diagonal_mean(trust, 1.0)
-        reached = (mean_trust >= params.recovery_target) & (state.extra["recovery_step"] < 0)
+        reached = at_least(mean_trust, params.recovery_target) & (state.extra["recovery_step"] < 0)
         extra = {
             "peak_trust": jnp.maximum(state.extra["peak_trust"], mean_trust),
             "recovery_step": jnp.where(reached, state.t + 1, state.extra["recovery_step"]),
@@ -63,7 +64,7 @@ class RecoveryRace(CoopetitionEnv):
         return extra, payoffs
 
     def terminated(self, state, params):
-        return off_diagonal_mean(state.trust, 1.0) >= params.recovery_target
+        return at_least(off_diagonal_mean(state.trust, 1.0), params.recovery_target)
 
     def extra_info(self, state, params) -> dict:
         initial = params.trust.initial_trust

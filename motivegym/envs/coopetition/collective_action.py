@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.core.thresholds import at_least, below, exactly_at_least, exactly_below, ratio
 from motivegym.envs.coopetition.base import CoopetitionEnv, CoopetitionParams, coopetition_params
 from motivegym.envs.coopetition.interdependence import symmetric_interdependence
 from motivegym.envs.coopetition.team_production import (
@@ -173,7 +174,7 @@ class CollectiveActionEnv(CoopetitionEnv):
         }
 
     def world_step(self, key, state, actions, payoffs, trust, reputation, params):
-        rates = actions / params.endowments
+        rates = ratio(actions, params.endowments)
         extra = dict(state.extra)
         if self.updates_loyalty:
             extra["loyalty"] = loyalty_update(extra["loyalty"], rates, params.loyalty_cap)
@@ -196,9 +197,9 @@ class CollectiveActionEnv(CoopetitionEnv):
         n = actions.shape[0]
         omega, beta, cost = params.omega, params.production_exponent, params.effort_cost
         a_max = jnp.max(params.endowments)
-        rates = actions / params.endowments
+        rates = ratio(actions, params.endowments)
         optimum = optimal_effort(n, omega, beta, cost, a_max)
-        free_riders = rates < params.free_rider_threshold
+        free_riders = below(rates, params.free_rider_threshold)
         return {
             "team_output": team_output(actions, omega, beta),
             "nash_equilibrium": nash_effort(n, omega, beta, cost, a_max),
@@ -210,7 +211,7 @@ class CollectiveActionEnv(CoopetitionEnv):
             "free_rider_count": jnp.sum(free_riders).astype(jnp.int32),
             "free_riders": free_riders,
             "efficiency_ratio": jnp.where(optimum > 0, jnp.mean(actions) / jnp.where(optimum > 0, optimum, 1.0), 0.0),
-            "coordination": jnp.all(rates >= params.coordination_threshold),
+            "coordination": jnp.all(at_least(rates, params.coordination_threshold)),
             "team_payoffs": self.team_payoffs(actions, params),
             "loyalty_modifier": loyalty_modifier(actions, loyalty, omega, beta, cost, params.phi_b, params.phi_c),
             "collective_multiplier": state.extra["multipliers"],
@@ -247,7 +248,7 @@ class TeamProduction(CollectiveActionEnv):
         return collective_action_params(n_agents, 100, omega, beta, c)
 
     def institution_multipliers(self, rates, scores, extra, params):
-        shirking = (rates < params.free_rider_threshold) & (rates < params.shirking_threshold)
+        shirking = below(rates, params.free_rider_threshold) & below(rates, params.shirking_threshold)
         return extra, jnp.where(shirking, params.shirking_penalty, 1.0)
 
 
@@ -348,12 +349,12 @@ class CoalitionFormation(CollectiveActionEnv):
         extra, multipliers = super().institution_multipliers(rates, scores, extra, params)
         loyalty, members, timers = extra["loyalty"], extra["members"], extra["exclusion_timers"]
         size = jnp.sum(members)
-        candidates = members & (loyalty < params.exit_threshold)
+        candidates = members & exactly_below(loyalty, params.exit_threshold)  # reference: step 14 at θ = 0.15⁻
         removed = candidates & (jnp.cumsum(candidates) <= size - params.min_coalition_size)
         members = members & ~removed
         timers = jnp.where(removed, params.reentry_cooldown.astype(jnp.int32), timers)
         timers = jnp.where(~members, timers - 1, timers)
-        readmitted = ~members & (timers <= 0) & (loyalty >= params.readmission_threshold)
+        readmitted = ~members & (timers <= 0) & exactly_at_least(loyalty, params.readmission_threshold)
         members = members | readmitted
         timers = jnp.where(members, 0, timers)
         multipliers = multipliers * jnp.where(members, 1.0, params.exclusion_penalty)

@@ -6,6 +6,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from motivegym.core.thresholds import below
 from motivegym.envs.coopetition.base import CoopetitionEnv, CoopetitionState, coopetition_params
 from motivegym.envs.coopetition.interdependence import asymmetric_interdependence, symmetric_interdependence
 from motivegym.envs.coopetition.trust import off_diagonal_mean, trust_params
@@ -54,7 +55,7 @@ class TrustDilemma(CoopetitionEnv):
         return extra, payoffs
 
     def terminated(self, state: CoopetitionState, params) -> Any:
-        return off_diagonal_mean(state.trust, 1.0) < self.collapse_threshold
+        return below(off_diagonal_mean(state.trust, 1.0), self.collapse_threshold)
 
     def extra_info(self, state, params) -> dict:
         cooperations = state.extra["cooperation_counts"]
@@ -106,7 +107,7 @@ class PartnerHoldUp(CoopetitionEnv):
         return {"payoffs": payoffs}, payoffs
 
     def terminated(self, state, params):
-        return state.trust[1, 0] < self.exit_threshold
+        return below(state.trust[1, 0], self.exit_threshold)
 
     def extra_info(self, state, params) -> dict:
         return {

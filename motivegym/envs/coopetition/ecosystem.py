@@ -7,6 +7,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from motivegym.core.thresholds import below, ratio
 from motivegym.envs.coopetition.base import CoopetitionEnv, coopetition_params
 from motivegym.envs.coopetition.interdependence import hub_spoke_interdependence, symmetric_interdependence
 from motivegym.envs.coopetition.trust import trust_params
@@ -57,7 +58,7 @@ class PlatformEcosystem(CoopetitionEnv):
         return jnp.mean(state.trust[1:, 0])
 
     def terminated(self, state, params):
-        return self.developer_trust(state) < self.exit_threshold
+        return below(self.developer_trust(state), self.exit_threshold)
 
     def extra_info(self, state, params) -> dict:
         developers = state.actions[1:]
@@ -105,7 +106,7 @@ class DynamicPartnerSelection(CoopetitionEnv):
         return {"reputation_scores": jnp.zeros_like(params.endowments)}
 
     def world_step(self, key, state, actions, payoffs, trust, reputation, params):
-        scores = 0.9 * state.extra["reputation_scores"] + 0.1 * actions / params.endowments
+        scores = 0.9 * state.extra["reputation_scores"] + 0.1 * ratio(actions, params.endowments)
         return {"reputation_scores": scores}, payoffs
 
     def extra_observation(self, state, params):

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.core.thresholds import above, at_most, below, ratio
 from motivegym.envs.coopetition.base import CoopetitionEnv, CoopetitionParams, coopetition_params
 from motivegym.envs.coopetition.interdependence import symmetric_interdependence
 from motivegym.envs.coopetition.trust import trust_params
@@ -70,9 +71,9 @@ class CooperativeNegotiation(CoopetitionEnv):
     def world_step(self, key, state, actions, payoffs, trust, reputation, params):
         extra = state.extra
         deviation = jnp.abs(actions - extra["agreement"])
-        breach = extra["has_agreement"] & jnp.any(deviation > params.agreement_threshold)
+        breach = extra["has_agreement"] & jnp.any(above(deviation, params.agreement_threshold))
         payoffs = payoffs - jnp.where(breach, params.breach_penalty * deviation, 0.0)
-        reached = jnp.abs(actions[0] - actions[1]) <= params.agreement_threshold
+        reached = at_most(jnp.abs(actions[0] - actions[1]), params.agreement_threshold)
         new_extra = {
             "agreement": jnp.where(reached, actions, extra["agreement"]),
             "has_agreement": extra["has_agreement"] | reached,
@@ -113,7 +114,7 @@ class ReputationMarketParams(CoopetitionParams):
 def reputation_tier(reputation: jax.Array) -> jax.Array:
     """Tier index (0 = premium … 3 = excluded) of each public reputation."""
     bounds = jnp.array([tier[1] for tier in REPUTATION_TIERS[:-1]], jnp.float32)
-    return jnp.sum(reputation[..., None] < bounds, axis=-1)
+    return jnp.sum(below(reputation[..., None], bounds), axis=-1)
 
 
 class ReputationMarket(CoopetitionEnv):
@@ -155,7 +156,7 @@ class ReputationMarket(CoopetitionEnv):
         return {"public_reputation": reputation, "observed_reputation": reputation}
 
     def world_step(self, key, state, actions, payoffs, trust, reputation, params):
-        public = jnp.clip(state.extra["public_reputation"] + 0.1 * (actions / params.endowments - 0.5), 0.0, 1.0)
+        public = jnp.clip(state.extra["public_reputation"] + 0.1 * (ratio(actions, params.endowments) - 0.5), 0.0, 1.0)
         if params.tier_enabled:
             multipliers = jnp.array([tier[2] for tier in REPUTATION_TIERS], jnp.float32)
             payoffs = payoffs * multipliers[reputation_tier(public)]

@@ -12,13 +12,17 @@ Closed forms of the TR-3 paper as the reference states them (spec §1.9; ``n`` a
 The collective-action rules (the reference's ``CollectiveActionModel``, spec §1.9) act on contribution
 rates ``r_i = a_i/e_i``: free riders (``r_i < 0.3``) are multiplied by 0.5, agents whose history loyalty
 score (mean rate over the last ≤ 10 steps, current one included) is ≥ 0.6 by ``1 + 0.15·score``, and
-everyone by 1.2 when all rates are ≥ 0.5. All functions are pure JAX and jit/vmap-safe.
+everyone by 1.2 when all rates are ≥ 0.5. Every threshold rule is decided by ``motivegym.core.thresholds``
+(a rate within 1e-5 of a threshold counts as on it, so compilation cannot flip it). All functions are pure
+JAX and jit/vmap-safe.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
+from motivegym.core.thresholds import at_least, below
 
 Array = jax.Array
 
@@ -86,7 +90,7 @@ def loyalty_update(loyalty: Array, rates: Array, cap: Array) -> Array:
     """The env loyalty θ update (spec §4.11): ``θ + 0.02 r`` if ``r ≥ 0.5`` else ``θ − 0.05 (0.5 − r)``, clipped to ``[0, cap]``."""
     grown = jnp.minimum(1.0, loyalty + 0.02 * rates)
     decayed = jnp.maximum(0.0, loyalty - 0.05 * (0.5 - rates))
-    return jnp.clip(jnp.where(rates >= 0.5, grown, decayed), 0.0, cap)
+    return jnp.clip(jnp.where(at_least(rates, 0.5), grown, decayed), 0.0, cap)
 
 
 def push_rates(history: Array, length: Array, rates: Array) -> tuple[Array, Array]:
@@ -118,9 +122,9 @@ def collective_multipliers(
     coordination_bonus: Array,
 ) -> Array:
     """The reference's ``compute_reward_modifiers`` (spec §1.9): free-rider penalty × loyalty bonus × coordination bonus."""
-    multiplier = jnp.where(rates < free_rider_threshold, free_rider_penalty, 1.0)
-    multiplier = multiplier * jnp.where(scores >= loyalty_threshold, 1.0 + loyalty_bonus_rate * scores, 1.0)
-    coordinated = jnp.all(rates >= coordination_threshold, axis=-1, keepdims=True)
+    multiplier = jnp.where(below(rates, free_rider_threshold), free_rider_penalty, 1.0)
+    multiplier = multiplier * jnp.where(at_least(scores, loyalty_threshold), 1.0 + loyalty_bonus_rate * scores, 1.0)
+    coordinated = jnp.all(at_least(rates, coordination_threshold), axis=-1, keepdims=True)
     return multiplier * jnp.where(coordinated, 1.0 + coordination_bonus, 1.0)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.core.thresholds import below
 from motivegym.envs.matrix.base import interdependence_matrix
 
 Array = jax.Array
@@ -46,9 +47,9 @@ def contribution_payoffs(fractions: Array, endowment: Array, multiplier: Array) 
 
 def free_riders(fractions: Array) -> Array:
     """``F[p, j] = 1`` when ``j ≠ p`` contributed less than the group mean (whom punisher p targets)."""
-    below = fractions < jnp.mean(fractions) - 1e-6
+    under = below(fractions, jnp.mean(fractions))
     n = fractions.shape[0]
-    return below[None, :] & ~jnp.eye(n, dtype=bool)
+    return under[None, :] & ~jnp.eye(n, dtype=bool)
 
 
 def punishment_payoffs(punish: Array, fractions: Array, cost: Array, fine: Array) -> tuple[Array, Array]:

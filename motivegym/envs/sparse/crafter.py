@@ -18,6 +18,7 @@ import numpy as np
 from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.core.thresholds import above, below
 from motivegym.envs.sparse import worldgen
 from motivegym.envs.sparse.grid import (
     DIRECTIONS,
@@ -374,18 +375,18 @@ def update_vitals(state: CrafterState, params: CrafterParams) -> CrafterState:
     rate = jnp.where(sleeping, 0.5, 1.0)
 
     hunger = hunger + rate
-    hungry = hunger > params.hunger_threshold
+    hungry = above(hunger, params.hunger_threshold)
     thirst = thirst + rate
-    thirsty = thirst > params.thirst_threshold
+    thirsty = above(thirst, params.thirst_threshold)
     fatigue = jnp.where(sleeping, jnp.minimum(fatigue - 1.0, 0.0), fatigue + 1.0)
-    rested, tired = fatigue < params.rest_threshold, fatigue > params.fatigue_threshold
+    rested, tired = below(fatigue, params.rest_threshold), above(fatigue, params.fatigue_threshold)
     food = jnp.maximum(inv[:, FOOD] - hungry, 0)
     drink = jnp.maximum(inv[:, DRINK] - thirsty, 0)
     energy = jnp.clip(inv[:, ENERGY] + rested - tired, 0, MAX_ITEM)
 
     necessities = (food > 0) & (drink > 0) & ((energy > 0) | sleeping)
     recover = recover + jnp.where(necessities, jnp.where(sleeping, 2.0, 1.0), jnp.where(sleeping, -0.5, -1.0))
-    heal, hurt = recover > params.recover_threshold, recover < params.degen_threshold
+    heal, hurt = above(recover, params.recover_threshold), below(recover, params.degen_threshold)
     health = jnp.clip(inv[:, HEALTH] + heal - hurt, 0, MAX_ITEM)
 
     counters = jnp.stack(
