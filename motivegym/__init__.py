@@ -6,6 +6,7 @@ from configurable reward layers. JAX cores; Gymnasium, PettingZoo and functional
     par = motivegym.parallel_env("TrustDilemma-v0", reward="integrated")
     env, params = motivegym.make_jax("TrustDilemma-v0")   # raw jitted step: checks nothing
     checked = motivegym.checked(env)                      # host-side action checks before the step
+    env, params = motivegym.make_rewarded("TrustDilemma-v0", reward="integrated", autoreset=True)  # step returns rewards
 
 On import, motivegym sets two CPU-only XLA defaults that make small step programs fast on few-core
 hosts (see ``motivegym.core.cpu_defaults``; ``MOTIVEGYM_XLA_DEFAULTS=0`` turns them off).
@@ -15,9 +16,11 @@ from motivegym.core.cpu_defaults import apply_cpu_defaults
 
 CPU_DEFAULTS_APPLIED = apply_cpu_defaults()  # before any submodule creates a JAX array
 
+from motivegym.adapters.functional import make_rewarded  # noqa: E402
 from motivegym.adapters.pettingzoo_env import aec_env, parallel_env  # noqa: E402
 from motivegym.adapters.registration import register_gymnasium_envs  # noqa: E402
 from motivegym.core.actions import checked  # noqa: E402
+from motivegym.core.batching import auto_reset_batch_step, auto_reset_step  # noqa: E402
 from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax  # noqa: E402
 from motivegym.envs import coopetition as _coopetition  # noqa: E402, F401  (registers the family)
 from motivegym.envs import matrix as _matrix  # noqa: E402, F401
@@ -28,4 +31,5 @@ __version__ = "0.1.0"
 
 register_gymnasium_envs()
 
-__all__ = ["REGISTRY", "aec_env", "checked", "get_spec", "list_envs", "make_jax", "parallel_env", "__version__"]
+__all__ = ["REGISTRY", "aec_env", "auto_reset_batch_step", "auto_reset_step", "checked", "get_spec", "list_envs", "make_jax",
+           "make_rewarded", "parallel_env", "__version__"]  # fmt: skip

@@ -1,4 +1,17 @@
-"""Auto-reset and batched rollouts over the functional API (PureJaxRL pattern)."""
+"""Auto-reset and batched rollouts over the functional API (PureJaxRL pattern).
+
+The raw step (``motivegym.make_jax``) never resets: after ``done`` the caller starts a new episode.
+Same-step auto-reset (as in ``make_vec`` and the learners) is one call away::
+
+    step = auto_reset_step(env)          # one env; vmap/jit it freely
+    state, obs, payoffs, done, info = step(key, state, actions, params)
+    step_b = auto_reset_batch_step(env)  # [B] envs; resets only the finished ones
+
+Both split each env's ``key`` into ``(step_key, reset_key) = jax.random.split(key)``: the env steps with
+``step_key`` and a finished episode restarts from ``env.reset(reset_key, params)``. The returned
+``state``/``obs`` are the new episode's where ``done``; the terminal observation is ``info["final_obs"]``;
+``payoffs``, ``done`` and the rest of ``info`` are the finished step's. See ``docs/jax.md``.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +61,41 @@ def reset_finished(
     branches = [lambda _: (states, tuple(views)), lambda _: fresh_at(jnp.nonzero(done, size=slots, fill_value=batch)[0]), every_env]
     finished = jnp.sum(done)
     return jax.lax.switch(jnp.where(finished == 0, 0, jnp.where(finished <= slots, 1, 2)), branches, None)
+
+
+def reset_where_done(
+    env: FunctionalEnv, params: Any, reset_key: Array, done: Array, state: Any, views: tuple, view_fns: tuple[Callable, ...]
+) -> tuple[Any, tuple]:
+    """One env's ``(state, views)`` replaced by a fresh episode ``env.reset(reset_key, params)`` when ``done``.
+
+    The single-env counterpart of :func:`reset_finished` (same ``views``/``view_fns`` convention). It is a
+    ``lax.cond``: under ``jit`` the reset runs only when ``done``; under ``vmap`` both branches run for
+    every env (a select), so batches should use :func:`reset_finished` or :func:`auto_reset_batch_step`.
+    """
+
+    def fresh(_):
+        new_state, _ = env.reset(reset_key, params)
+        return new_state, tuple(view(new_state) for view in view_fns)
+
+    return jax.lax.cond(done, fresh, lambda _: (state, tuple(views)), None)
+
+
+def auto_reset_step(env: FunctionalEnv) -> Callable:
+    """One env's ``step(key, state, actions, params)`` that starts a new episode in the same call when it ends.
+
+    Returns ``(state, obs, payoffs, done, info)`` like ``env.step``; where ``done``, ``state``/``obs`` are
+    the reset ones (from ``split(key)[1]``) and the terminal observation is ``info["final_obs"]``. The env
+    steps with ``split(key)[0]``, so env ``b`` of :func:`auto_reset_batch_step` with ``keys[b]`` plays the
+    same game.
+    """
+
+    def step(key: Array, state: Any, actions: Array, params: Any):
+        step_key, reset_key = jax.random.split(key)
+        next_state, next_obs, payoffs, done, info = env.step(step_key, state, actions, params)
+        state, (obs,) = reset_where_done(env, params, reset_key, done, next_state, (next_obs,), (lambda s: env.observe(s, params),))
+        return state, obs, payoffs, done, {**info, "final_obs": next_obs}
+
+    return step
 
 
 def split_step_and_reset_keys(keys: Array) -> tuple[Array, Array]:
