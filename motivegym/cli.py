@@ -56,7 +56,7 @@ def command_run(args: argparse.Namespace) -> int:
 
     env_id = f"motivegym/{motivegym.get_spec(args.env).id}"
     # vector rewards are intended (one per agent); check_env is run by the test suite
-    env = gymnasium.make(env_id, reward=args.reward, disable_env_checker=True, **parse_env_kwargs(args.param))
+    env = gymnasium.make(env_id, reward=args.reward, scalarize=None, disable_env_checker=True, **parse_env_kwargs(args.param))
     policy = rollout_policy(args.policy, env.action_space, np.random.default_rng(args.seed))
     obs, info = env.reset(seed=args.seed)
     names = env.unwrapped.agent_names

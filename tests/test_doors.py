@@ -51,7 +51,8 @@ class Record:
 
 
 def horizon_kwargs(env) -> dict:
-    return {"max_steps": HORIZON} if "max_steps" in env.parameter_names() else {"rounds": HORIZON}
+    """Every env's horizon is ``max_steps`` (env steps)."""
+    return {"max_steps": HORIZON}
 
 
 def the_jax_seed(seed: int) -> int:
@@ -115,7 +116,7 @@ class Learner(Functional):
 
 class Gym:
     def __init__(self, env_id: str, kwargs: dict, layer_name: str):
-        self.env = gymnasium.make(f"motivegym/{env_id}", reward=layer_name, **kwargs)
+        self.env = gymnasium.make(f"motivegym/{env_id}", reward=layer_name, scalarize=None, **kwargs)
 
     def reset(self, seed: int) -> None:
         self.env.reset(seed=seed)
@@ -126,18 +127,18 @@ class Gym:
 
 
 class Vector:
-    """``make_vec`` with 2 sub-envs; sub-env 0 plays the door's actions (it shares ``gymnasium.make``'s keys)."""
+    """``make_vec`` with 2 sub-envs (per-agent rewards, next-step autoreset: a terminal step returns its own
+    observation); sub-env 0 plays the door's actions (seeded like ``gymnasium.make``, it shares its keys)."""
 
     def __init__(self, env_id: str, kwargs: dict, layer_name: str):
-        self.env = gymnasium.make_vec(f"motivegym/{env_id}", num_envs=2, vectorization_mode="vector_entry_point", reward=layer_name, **kwargs)
+        self.env = gymnasium.make_vec(f"motivegym/{env_id}", num_envs=2, vectorization_mode="vector_entry_point", reward=layer_name, scalarize=None, **kwargs)
 
     def reset(self, seed: int) -> None:
         self.env.reset(seed=seed)
 
     def step(self, actions: np.ndarray) -> Record:
         obs, rewards, terminated, truncated, info = self.env.step(np.stack([actions, actions]))
-        done = terminated[0] or truncated[0]
-        return Record(info["payoffs"][0], rewards[0], None, (info["final_obs"] if done else obs)[0], terminated[0], truncated[0])
+        return Record(info["payoffs"][0], rewards[0], None, obs[0], terminated[0], truncated[0])
 
 
 class Parallel:

@@ -190,7 +190,11 @@ class CompiledCore:
             return step_single(carry, actions, params)[:2] if num_envs is None else step_batch(carry, actions, params)
 
         def keys_of(seed):  # inside jit: an eager PRNGKey costs more than a whole step
-            return episode_key(seed) if num_envs is None else jax.vmap(episode_key, in_axes=(None, 0))(seed, jnp.arange(num_envs))
+            if num_envs is None:
+                return episode_key(seed)
+            if jnp.ndim(seed) == 1:  # one seed per sub-env: each starts as gymnasium.make with that seed would
+                return jax.vmap(episode_key)(seed, jnp.zeros(num_envs, jnp.int32))
+            return jax.vmap(episode_key, in_axes=(None, 0))(seed, jnp.arange(num_envs))
 
         dtype = jnp.int32 if env.action_kind == "discrete" else jnp.float32
         action_shape = jax.ShapeDtypeStruct((() if num_envs is None else (num_envs,)) + (self.n_agents,), dtype)
@@ -294,23 +298,32 @@ class HostStepper:
         """The result words after the carry, copied (writable) and viewed as float32."""
         return np.array(words[..., self._carry_words :]).view(np.float32)
 
-    def reset(self, seed: int, keep_layer_state: bool = False) -> dict:
-        seed = np.uint32(seed)
+    def reset(self, seed: int | np.ndarray, keep_layer_state: bool = False, rows: np.ndarray | None = None) -> dict:
+        """Reset from ``seed`` (batched: one int for all sub-envs, keys ``fold_in(PRNGKey(seed), b)``, or one seed
+        per sub-env, keys ``fold_in(PRNGKey(seed_b), 0)``). ``rows`` (a bool mask) resets only those sub-envs."""
+        seed = np.asarray(seed, np.uint32)
         if keep_layer_state and self._has_state:
             words = np.asarray(self._reset_keep(seed, self._buffer[..., : self._carry_words]))
         else:
             words = np.asarray(self._reset(seed))
-        self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
+        if rows is None:
+            self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
+        else:
+            self._buffer[rows, : self._carry_words] = words[rows, : self._carry_words]
         self._has_state = True
         return self.reset_unpacker.to_numpy(self._results(words), self.batch_shape)
 
-    def step(self, actions: np.ndarray) -> dict:
-        """Step on ``actions`` that :meth:`check` returned (the adapters check before calling)."""
+    def step(self, actions: np.ndarray, frozen: np.ndarray | None = None) -> dict:
+        """Step on ``actions`` that :meth:`check` returned (the adapters check before calling). Sub-envs in the
+        bool mask ``frozen`` keep their state (their results are computed and should be ignored)."""
         if not self._has_state:
             raise RuntimeError("call reset() before step()")
         self._actions[...] = actions
         words = np.asarray(self._step(self._buffer))
-        self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
+        if frozen is None:
+            self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
+        else:
+            self._buffer[~frozen, : self._carry_words] = words[~frozen, : self._carry_words]
         return self.step_unpacker.to_numpy(self._results(words), self.batch_shape)
 
     def state(self) -> Any:

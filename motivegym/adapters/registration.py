@@ -14,7 +14,7 @@ def register_gymnasium_envs() -> None:
             continue
         gymnasium.register(
             id=spec.gymnasium_id,
-            entry_point="motivegym.adapters.gymnasium_env:GymnasiumEnv",
+            entry_point="motivegym.adapters.gymnasium_env:make_env",
             vector_entry_point="motivegym.adapters.vector_env:VectorEnv",
             kwargs={"env_id": spec.id},
             max_episode_steps=None,  # truncation is part of the env (params.max_steps)

@@ -19,6 +19,7 @@ Everything is jit/vmap-safe: shapes depend only on static params fields.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import jax
@@ -110,6 +111,14 @@ class FunctionalEnv:
     def max_episode_steps(self, params: Any) -> int:
         """The horizon in steps (truncation); envs whose params have no ``max_steps`` override it."""
         return int(params.max_steps)
+
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """``(low, high)`` that every entry of ``observe`` and ``global_state`` lies in (the adapters' Box bounds).
+
+        Unbounded by default; envs whose features are known to be bounded (one-hot grid views, normalised
+        positions, ``t / max_steps``) override it. ``tests/adapters/test_gymnasium_contract.py`` checks it on
+        random rollouts of every env."""
+        return -math.inf, math.inf
 
     def render_rgb(self, state: Any, params: Any) -> Any:
         """An ``[H, W, 3]`` uint8 image of ``state`` (``render_mode="rgb_array"``); grid envs override it."""

@@ -86,12 +86,12 @@ def test_a_refused_aec_action_is_not_kept():
 
 
 def test_returned_arrays_are_writable():
-    gym = gymnasium.make("motivegym/TrustDilemma-v0")
+    gym = gymnasium.make("motivegym/TrustDilemma-v0", scalarize=None)
     obs, info = gym.reset(seed=0)
     arrays = [obs, info["actions"]]
     obs, reward, *_, info = gym.step(np.array([50.0, 50.0], np.float32))
     arrays += [obs, reward, info["payoffs"], info["rewards"], info["interdependence_weights"]]
-    vec = gymnasium.make_vec("motivegym/TrustDilemma-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    vec = gymnasium.make_vec("motivegym/TrustDilemma-v0", num_envs=2, vectorization_mode="vector_entry_point", autoreset_mode="same-step")
     arrays.append(vec.reset(seed=0)[0])
     obs, rewards, terminated, _, info = vec.step(np.full((2, 2), 50.0, np.float32))
     arrays += [obs, rewards, terminated, info["payoffs"], info["final_obs"]]

@@ -263,7 +263,7 @@ def test_composition_with_integrated_logs_each_component():
 
 
 def test_through_gymnasium_make_components_are_in_info():
-    env = gymnasium.make("motivegym/TrustDilemma-v0", reward="integrated+0.05*count", max_steps=5)
+    env = gymnasium.make("motivegym/TrustDilemma-v0", reward="integrated+0.05*count", max_steps=5, scalarize=None)
     env.reset(seed=0)
     bonuses = []
     for _ in range(12):  # across an episode boundary: the layer state is kept by reset() without a seed

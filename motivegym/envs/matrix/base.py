@@ -104,6 +104,10 @@ class MatrixGame(FunctionalEnv):
         info["truncated"] = truncated
         return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot last actions, the first-round flag and ``t / T``."""
+        return 0.0, 1.0
+
     def observe(self, state: MatrixGameState, params: MatrixGameParams) -> Array:
         """Row i: ``[one-hot own last action (k), one-hot partner's last action (k), first round, t/T]``."""
         k = self.num_actions(params)

@@ -122,6 +122,10 @@ class DonorGame(FunctionalEnv):
         info.update(interdependence_weights=params.interdependence, terminated=jnp.bool_(False), truncated=truncated)
         return new_state, self.observe(new_state, params), payoffs, truncated, info
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[-1.0, 1.0]``: image scores / ``max_image`` (clipped to ±1), gave flags, shares and ``t / T``."""
+        return -1.0, 1.0
+
     def observe(self, state: DonorState, params: DonorParams) -> Array:
         scale = params.max_image.astype(jnp.float32)
         n = params.n_agents

@@ -153,6 +153,10 @@ class PublicGoodsPunishment(FunctionalEnv):
         info.update(interdependence_weights=params.interdependence, terminated=jnp.bool_(False), truncated=truncated)
         return new_state, self.observe(new_state, params), payoffs.astype(jnp.float32), truncated, info
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: phase flag, contributed fractions, punishers / n and completed rounds' steps / ``max_steps``."""
+        return 0.0, 1.0
+
     def observe(self, state: PublicGoodsState, params: PublicGoodsParams) -> Array:
         n = params.n_agents
         shared = jnp.concatenate(

@@ -564,6 +564,10 @@ class CrafterTeam(FunctionalEnv):
         }
 
     # ----- observations -----
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot window, facing, inventory / max item count, sleeping flag."""
+        return 0.0, 1.0
+
     def observe(self, state: CrafterState, params: CrafterParams) -> Array:
         """``[n, 965]``: egocentric window one-hot (materials + out-of-map, agents, cows), facing, inventory/9, sleeping."""
         size, height, width = params.world_size, params.view_height, params.view_width

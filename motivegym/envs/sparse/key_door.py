@@ -199,6 +199,10 @@ class KeyDoorGift(FunctionalEnv):
         open_mask = state.doors_open[:, None, None]
         return jnp.asarray(door_masks) & ~open_mask, jnp.asarray(door_masks) & open_mask, jnp.asarray(wall)
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: occupancy channels, holder and door flags, ``t / max_steps``."""
+        return 0.0, 1.0
+
     def observe(self, state: KeyDoorState, params: KeyDoorParams) -> Array:
         n, size = params.n_agents, params.size
         closed, opened, wall = self.layout(state, params)

@@ -112,6 +112,10 @@ class CooperativeNavigation(FunctionalEnv):
         covered = covered_landmarks(state.positions, state.landmarks)
         return {"step": state.t, "covered": covered, "n_covered": jnp.sum(covered).astype(jnp.int32)}
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[-1.0, 1.0]``: positions / (size − 1) in [0, 1], offsets in [−1, 1], covered flags."""
+        return -1.0, 1.0
+
     def observe(self, state: NavigationState, params: NavigationParams) -> Array:
         n, scale = params.n_agents, float(params.size - 1)
         others = np.array([[j for j in range(n) if j != i] for i in range(n)], np.int32)

@@ -214,6 +214,10 @@ class GridDilemma(FunctionalEnv):
     def describe(self, state: Any, params: Any) -> Info:
         return {"step": state.t, "apple_count": jnp.sum(state.apples).astype(jnp.int32), "removed": ~on_map(state.agents)}
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot map channels, removed flags, positions / map size and ``t / max_steps``."""
+        return 0.0, 1.0
+
     def observe(self, state: Any, params: Any) -> Array:
         """``[n, window * C + 1]``: the rotated window of one-hot channels (other agents only), then a
         removed flag; a removed agent sees zeros and the flag 1."""

@@ -155,6 +155,10 @@ class CoinGame(FunctionalEnv):
         grid = grid.at[0, state.pos[0, 0], state.pos[0, 1]].set(1.0).at[1, state.pos[1, 0], state.pos[1, 1]].set(1.0)
         return grid.at[2 + state.coin_colour, state.coin_pos[0], state.coin_pos[1]].set(1.0)
 
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: occupancy planes and ``t / max_steps``."""
+        return 0.0, 1.0
+
     def observe(self, state: CoinGameState, params: CoinGameParams) -> Array:
         planes = self.planes(state, params)
         relative = jnp.stack([planes, planes[jnp.array([1, 0, 3, 2])]])  # [observer, 4, g, g]

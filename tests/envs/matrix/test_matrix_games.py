@@ -62,7 +62,7 @@ def test_out_of_range_actions_are_clipped_and_rounds_truncate():
 
 
 def test_integrated_layer_uses_partner_weight():
-    env = gymnasium.make("motivegym/PrisonersDilemma-v0", reward="integrated", partner_weight=0.4)
+    env = gymnasium.make("motivegym/PrisonersDilemma-v0", reward="integrated", partner_weight=0.4, scalarize=None)
     env.reset(seed=0)
     _, reward, *_ , info = env.step(np.array([0, 1]))
     np.testing.assert_allclose(info["payoffs"], [0, 5])

@@ -37,7 +37,7 @@ def test_wrapper_adds_the_bonus_once_per_goal_and_episode(llm_server):
     # a goal that matches every transition caption of this env exactly in vocabulary
     llm_server.goals = ["Before: TrustDilemma: step mean_trust After: TrustDilemma: cooperation_rate", "zebra xylophone"]
     client = LLMClient(base_url=llm_server.base_url, model="m", backoff=0.0)
-    base = gymnasium.make("motivegym/TrustDilemma-v0", reward="private", disable_env_checker=True)
+    base = gymnasium.make("motivegym/TrustDilemma-v0", reward="private", scalarize=None, disable_env_checker=True)
     env = ELLMRewardWrapper(base, client, "build trust", coef=2.0, threshold=0.3)
     _, info = env.reset(seed=0)
     assert info["ellm_goals"] == tuple(llm_server.goals)

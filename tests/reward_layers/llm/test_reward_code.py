@@ -111,7 +111,7 @@ def test_code_layer_from_a_file_through_gymnasium(tmp_path):
     path = tmp_path / "reward.py"
     path.write_text(HEADER + "    return 2.0 * payoffs\n")
     assert isinstance(reward_layer(f"code:{path}"), CodeReward)
-    env = gymnasium.make("motivegym/TrustDilemma-v0", reward=f"code:{path}", disable_env_checker=True)
+    env = gymnasium.make("motivegym/TrustDilemma-v0", reward=f"code:{path}", scalarize=None, disable_env_checker=True)
     env.reset(seed=0)
     _, reward, *_, info = env.step(np.array([50.0, 20.0], np.float32))
     np.testing.assert_allclose(reward, 2.0 * info["payoffs"], rtol=1e-6)
