@@ -227,6 +227,7 @@ def test_iql_training_beats_the_random_and_the_initial_policy():
     np.testing.assert_array_equal(np.asarray(metrics["gradient_steps"])[:, -1], vector_steps - first_ready + 1)
 
 
+@pytest.mark.slow  # default suite time (CI: keep the default run under ~10 min on 2 cores)
 def test_train_command_discretises_and_writes_curve_and_checkpoint(tmp_path, capsys):
     from motivegym.baselines.train import train_cli
 

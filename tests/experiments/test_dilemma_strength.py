@@ -20,6 +20,7 @@ def test_regenerating_a_row_reproduces_the_stored_one():
     assert row == stored
 
 
+@pytest.mark.slow  # default suite time (CI: keep the default run under ~10 min on 2 cores)
 def test_scripted_row_reproduces_the_stored_one():
     stored = strength.load_table()["CoinGame-v0"]
     row = ds.compute_row("CoinGame-v0", stored["episodes"], stored["seed"])
@@ -114,6 +115,7 @@ def test_coin_chasers():
     assert per_agent[1] > per_agent[0]  # the coin-stealer exploits the own-colour agent
 
 
+@pytest.mark.slow  # default suite time (CI: keep the default run under ~10 min on 2 cores)
 def test_grid_forager_roles():
     env, params = motivegym.make_jax("Harvest-v0")
     with pytest.raises(ValueError, match="cleaners need"):

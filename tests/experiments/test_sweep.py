@@ -248,6 +248,7 @@ print(json.dumps({"devices": len(jax.local_devices())}))
 """
 
 
+@pytest.mark.slow  # default suite time (CI: keep the default run under ~10 min on 2 cores)
 def test_runs_split_across_two_host_devices_match_one_device(tmp_path):
     """3 seeds over 2 host devices (one padded run): the same table as one device."""
     import os

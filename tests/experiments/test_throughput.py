@@ -21,6 +21,7 @@ print(json.dumps({"devices": len(jax.local_devices()), "totals": [float(x) for x
 """
 
 
+@pytest.mark.slow  # default suite time (CI: keep the default run under ~10 min on 2 cores)
 def test_the_batch_is_split_across_two_host_devices():
     env_vars = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
     result = subprocess.run([sys.executable, "-c", SPLIT_CHECK], capture_output=True, text=True, env=env_vars, check=True, timeout=300)

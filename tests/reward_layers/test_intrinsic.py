@@ -189,6 +189,7 @@ def test_per_agent_statistics_are_separate_and_shared_ones_are_pooled():
     np.testing.assert_allclose(counts[-1, 1], 1 / np.sqrt(4))  # three visits by agent 0, one by agent 1
 
 
+@pytest.mark.slow  # default suite time (CI: keep the default run under ~10 min on 2 cores)
 def test_layer_states_carry_through_jit_vmap_over_envs_and_scan():
     """All five layers as one sum (one compilation), vmapped over 8 envs and scanned over 50 steps."""
     layer = WeightedSum(tuple((1.0, LAYERS[name]) for name in sorted(LAYERS)))
