@@ -10,11 +10,15 @@ from configurable reward layers. JAX cores; Gymnasium, PettingZoo and functional
 
 On import, motivegym sets two CPU-only XLA defaults that make small step programs fast on few-core
 hosts (see ``motivegym.core.cpu_defaults``; ``MOTIVEGYM_XLA_DEFAULTS=0`` turns them off).
+It also keeps compiled programs in a persistent cache under ``~/.cache/motivegym/jax``, so a second
+process starts fast (see ``motivegym.core.compilation_cache``; ``MOTIVEGYM_COMPILATION_CACHE=0`` turns it off).
 """
 
+from motivegym.core.compilation_cache import enable_compilation_cache
 from motivegym.core.cpu_defaults import apply_cpu_defaults
 
 CPU_DEFAULTS_APPLIED = apply_cpu_defaults()  # before any submodule creates a JAX array
+COMPILATION_CACHE_DIR = enable_compilation_cache()
 
 from motivegym.adapters.functional import make_rewarded  # noqa: E402
 from motivegym.adapters.pettingzoo_env import aec_env, parallel_env  # noqa: E402
