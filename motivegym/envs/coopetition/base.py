@@ -192,6 +192,21 @@ class CoopetitionEnv(FunctionalEnv):
         """A block appended to the global state and to every agent's observation."""
         return jnp.zeros((0,), jnp.float32)
 
+    def extra_observation_bounds(self, params: Any) -> tuple[float, float]:
+        """``(low, high)`` of the extra block's entries: empty by default, unbounded for an env that adds a block
+        without declaring its bounds."""
+        declared = type(self).extra_observation is CoopetitionEnv.extra_observation
+        return (0.0, 0.0) if declared else (-float("inf"), float("inf"))
+
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """One range that holds every entry: actions in ``[0, max e]``, trust and reputation damage in ``[0, 1]``,
+        the ``D`` entries, ``t`` (raw in the global state) up to ``max_steps``, and the extra block's bounds."""
+        d = np.asarray(params.interdependence, np.float64)
+        extra_low, extra_high = self.extra_observation_bounds(params)
+        low = min(0.0, float(d.min(initial=0.0)), extra_low)
+        high = max(1.0, float(np.max(params.endowments)), float(params.max_steps), float(d.max(initial=0.0)), extra_high)
+        return low, high
+
     def extra_info(self, state: CoopetitionState, params: Any) -> Info:
         return {}
 

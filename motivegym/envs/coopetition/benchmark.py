@@ -120,6 +120,10 @@ class SynergySearch(CoopetitionEnv):
     def synergy_gamma(self, state, params):
         return state.extra["gamma"]
 
+    def extra_observation_bounds(self, params):
+        """The revealed synergy weight ``γ ∈ [gamma_low, gamma_high]``."""
+        return (float(params.gamma_low), float(params.gamma_high)) if params.reveal_gamma else (0.0, 0.0)
+
     def extra_observation(self, state, params):
         if params.reveal_gamma:
             return state.extra["gamma"][None]

@@ -186,6 +186,10 @@ class CollectiveActionEnv(CoopetitionEnv):
         extra["multipliers"] = multipliers
         return extra, scale_payoff(self.team_payoffs(actions, params), multipliers)
 
+    def extra_observation_bounds(self, params):
+        """Loyalty ``θ ∈ [0, loyalty_cap]`` and history loyalty scores (mean effort rates) in ``[0, 1]``."""
+        return (0.0, max(1.0, float(params.loyalty_cap))) if self.observes_loyalty else (0.0, 0.0)
+
     def extra_observation(self, state, params):
         if not self.observes_loyalty:
             return jnp.zeros((0,), jnp.float32)
@@ -364,6 +368,10 @@ class CoalitionFormation(CollectiveActionEnv):
 
     def terminated(self, state, params):
         return jnp.sum(state.extra["members"]) < params.min_coalition_size
+
+    def extra_observation_bounds(self, params):
+        """The loyalty block's bounds and the 0/1 coalition membership flags."""
+        return 0.0, max(1.0, super().extra_observation_bounds(params)[1])
 
     def extra_observation(self, state, params):
         return jnp.concatenate([super().extra_observation(state, params), state.extra["members"].astype(jnp.float32)])

@@ -109,6 +109,10 @@ class DynamicPartnerSelection(CoopetitionEnv):
         scores = 0.9 * state.extra["reputation_scores"] + 0.1 * ratio(actions, params.endowments)
         return {"reputation_scores": scores}, payoffs
 
+    def extra_observation_bounds(self, params):
+        """Reputation scores: moving averages of effort rates ``a / e ∈ [0, 1]``."""
+        return 0.0, 1.0
+
     def extra_observation(self, state, params):
         return state.extra["reputation_scores"]
 

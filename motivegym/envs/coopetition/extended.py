@@ -84,6 +84,10 @@ class CooperativeNegotiation(CoopetitionEnv):
         }
         return new_extra, payoffs
 
+    def extra_observation_bounds(self, params):
+        """The agreed actions (in ``[0, max e]``) and the has-agreement flag."""
+        return 0.0, float(np.max(params.endowments))
+
     def extra_observation(self, state, params):
         extra = state.extra
         return jnp.concatenate([extra["agreement"], extra["has_agreement"].astype(jnp.float32)[None]])
@@ -162,6 +166,10 @@ class ReputationMarket(CoopetitionEnv):
             payoffs = payoffs * multipliers[reputation_tier(public)]
         noise = jax.random.normal(key, public.shape) * (1.0 - params.reputation_visibility)
         return {"public_reputation": public, "observed_reputation": jnp.clip(public + noise, 0.0, 1.0)}, payoffs
+
+    def extra_observation_bounds(self, params):
+        """Observed reputations, clipped to ``[0, 1]``."""
+        return 0.0, 1.0
 
     def extra_observation(self, state, params):
         return state.extra["observed_reputation"]

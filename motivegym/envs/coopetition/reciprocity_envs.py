@@ -135,6 +135,10 @@ class ReciprocityEnv(CoopetitionEnv):
         history, length = state.extra["action_history"], state.extra["history_length"]
         return recent_mean(history, length, jnp.minimum(history.shape[0], length))
 
+    def extra_observation_bounds(self, params):
+        """Memory averages: means of past actions, in ``[0, max e]``."""
+        return 0.0, float(np.max(params.endowments))
+
     def extra_observation(self, state, params):
         return self.next_memory_average(state, params)
 
