@@ -32,7 +32,7 @@ def test_parallel_runs_the_envs_own_logic():
     assert infos["agent_0"]["env"]["breach_occurred"]
     import gymnasium
 
-    gym = gymnasium.make("motivegym/CooperativeNegotiation-v0")
+    gym = gymnasium.make("motivegym/CooperativeNegotiation-v0", scalarize=None)
     gym.reset(seed=0)
     for a in [(50, 50), (50, 50), (50, 50), (20, 20), (60, 60)]:
         _, reward, _, _, gym_info = gym.step(np.array(a, np.float32))

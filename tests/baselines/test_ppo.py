@@ -61,7 +61,7 @@ def test_vmapped_over_seeds_and_reward_layers_in_one_call(trust_dilemma):
 def test_training_on_a_discrete_dilemma_beats_initial_and_random_policies(centralized):
     """Prisoner's Dilemma under the cooperative (team-mean) reward: mutual cooperation (welfare 6 per round)
     beats the untrained policy and Random (welfare 4.5 per round in expectation)."""
-    env, params = motivegym.make_jax("PrisonersDilemma-v0", rounds=10)
+    env, params = motivegym.make_jax("PrisonersDilemma-v0", max_steps=10)
     config = PPOConfig(total_steps=20_480, num_envs=16, num_steps=40, centralized_critic=centralized, ent_coef=0.01)
     algo = MultiAgentPPO(env, params, cooperative(), config)
     (trained, initial, random), _ = trained_initial_and_random_welfare(algo, seed=1, eval_seed=7)

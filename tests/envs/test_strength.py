@@ -165,7 +165,7 @@ def test_public_goods_with_punishment_numbers_are_what_the_env_pays():
     constants = [profile_welfare("PublicGoodsPunishment-v0", [(k,) * 4]) for k in range(5)]
     assert row.best_constant == pytest.approx(max(constants), abs=1e-3) and row.best_constant_level == int(np.argmax(constants))
     env, params = motivegym.make_jax("PublicGoodsPunishment-v0")
-    n, e, r, rounds = 4, float(params.endowment), float(params.multiplier), int(params.rounds)
+    n, e, r, rounds = 4, float(params.endowment), float(params.multiplier), int(params.max_steps) // 2  # 2 steps a round
     assert row.nash == pytest.approx(n * e * rounds) and row.optimum == pytest.approx(n * r * e * rounds)
 
 

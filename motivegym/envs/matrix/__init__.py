@@ -1,5 +1,6 @@
 """Matrix-game social dilemmas with closed-form payoffs: IPD, Stag Hunt, Chicken, public goods
-with punishment, donor game with image scoring (one-shot with ``rounds=1``, repeated otherwise)."""
+with punishment, donor game with image scoring (one-shot with ``max_steps=1``, repeated otherwise; ``max_steps`` counts env steps, ``rounds`` is
+its alias)."""
 
 from motivegym.core.registry import EnvSpec, register
 from motivegym.envs.matrix.base import Chicken, MatrixGame, PrisonersDilemma, StagHunt

@@ -1,8 +1,12 @@
 """Repeated two-player matrix games with closed-form payoffs (IPD, Stag Hunt, Chicken).
 
-A game is a payoff table ``P[a_0, a_1] = (π_0, π_1)`` played for ``rounds`` rounds (``rounds=1``
-is the one-shot game). Each agent observes the previous joint action (memory-1, the standard
+A game is a payoff table ``P[a_0, a_1] = (π_0, π_1)`` played for ``max_steps`` rounds, one env step each
+(``max_steps=1`` is the one-shot game). Each agent observes the previous joint action (memory-1, the standard
 setting of Axelrod tournaments and LOLA/M-FOS experiments) and the round index.
+
+**Horizon.** ``max_steps`` (env steps) is the horizon of every motivegym env. The matrix games also accept
+``rounds`` as a documented alias (:func:`resolve_rounds`): ``rounds=k`` sets ``max_steps`` to ``k`` rounds' steps,
+and giving both with different horizons raises ``ValueError`` rather than letting one silently win.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.params import is_traced, override_params
 from motivegym.core.pytree import pytree_dataclass
 
 Array = jax.Array
@@ -24,7 +28,7 @@ Array = jax.Array
 class MatrixGameParams:
     payoff_table: Array  # [k, k, 2]: payoffs of (row, column) player for joint action (a_0, a_1)
     interdependence: Array  # W [2, 2], zero diagonal: the other-regarding weight of the integrated layer
-    max_steps: Array  # rounds (int32)
+    max_steps: Array  # horizon in env steps = rounds (int32)
 
 
 @pytree_dataclass
@@ -32,6 +36,29 @@ class MatrixGameState:
     last_actions: Array  # [2] int32, -1 before the first round
     t: Array  # rounds played (int32)
     totals: Array  # [2] cumulative payoffs
+
+
+def resolve_rounds(overrides: dict[str, Any], where: str, steps_per_round: int = 1) -> dict[str, Any]:
+    """``overrides`` with the ``rounds`` alias turned into ``max_steps = rounds · steps_per_round``.
+
+    ``max_steps`` counts env steps (what PettingZoo's ``max_cycles`` and Gymnasium's ``TimeLimit`` count).
+    Giving both names with different horizons (or a traced value for either) raises ``ValueError``.
+    """
+    if "rounds" not in overrides:
+        return dict(overrides)
+    resolved = {k: v for k, v in overrides.items() if k != "rounds"}
+    rounds = overrides["rounds"]
+    steps = rounds if is_traced(rounds) else int(rounds) * steps_per_round
+    if "max_steps" in overrides:
+        given = overrides["max_steps"]
+        if is_traced(rounds) or is_traced(given) or int(given) != steps:
+            relation = "rounds" if steps_per_round == 1 else f"{steps_per_round} · rounds"
+            raise ValueError(
+                f"{where}: rounds={rounds} conflicts with max_steps={given}: give one horizon (max_steps counts env "
+                f"steps; rounds is its alias, max_steps = {relation})"
+            )
+    resolved["max_steps"] = steps
+    return resolved
 
 
 def interdependence_matrix(n: int, weight: float) -> np.ndarray:
@@ -64,10 +91,8 @@ class MatrixGame(FunctionalEnv):
     default_rounds: ClassVar[int] = 50
 
     def default_params(self, **overrides: Any) -> MatrixGameParams:
-        rounds = overrides.pop("rounds", None)
+        overrides = resolve_rounds(overrides, f"{self.name}-v0")
         weight = overrides.pop("partner_weight", 0.5)
-        if rounds is not None:
-            overrides["max_steps"] = rounds
         params = MatrixGameParams(
             payoff_table=jnp.asarray(self.default_table),
             interdependence=jnp.asarray(interdependence_matrix(2, float(weight))),
@@ -75,7 +100,7 @@ class MatrixGame(FunctionalEnv):
         )
         params = override_params(params, overrides, f"{self.name}-v0", ("rounds", "partner_weight"))
         if int(params.max_steps) < 1:
-            raise ValueError(f"{self.name}-v0: rounds must be >= 1, got {int(params.max_steps)}")
+            raise ValueError(f"{self.name}-v0: max_steps (rounds) must be >= 1, got {int(params.max_steps)}")
         return params
 
     def parameter_names(self) -> tuple[str, ...]:
@@ -147,8 +172,9 @@ class PrisonersDilemma(MatrixGame):
     * **Observation:** per agent ``[one-hot own last action (2), one-hot partner's last action (2),
       first-round flag, t/T]`` (6; all-zero one-hots before round 1). Global state: agent 0's row.
     * **Payoff:** ``P[C,C]=(3,3), P[C,D]=(0,5), P[D,C]=(5,0), P[D,D]=(1,1)`` (R=3, S=0, T=5, P=1).
-    * **Termination:** none; truncation after ``rounds`` (``rounds=1``: the one-shot game).
-    * **Defaults:** ``rounds=50``; ``partner_weight=0.5`` sets ``W = 0.5(1 − I)`` for the
+    * **Termination:** none; truncation after ``max_steps`` rounds (``max_steps=1``: the one-shot game).
+      ``rounds`` is an alias of ``max_steps``; giving both with different values raises ``ValueError``.
+    * **Defaults:** ``max_steps=50``; ``partner_weight=0.5`` sets ``W = 0.5(1 − I)`` for the
       ``integrated`` layer (``U_i = π_i + 0.5 π_j``); ``payoff_table`` overridable ([2, 2, 2]).
     """
 
@@ -165,8 +191,8 @@ class StagHunt(MatrixGame):
     * **Observation:** per agent ``[one-hot own last action (2), one-hot partner's last action (2),
       first-round flag, t/T]`` (6). Global state: agent 0's row.
     * **Payoff:** ``P[S,S]=(4,4), P[S,H]=(0,3), P[H,S]=(3,0), P[H,H]=(2,2)`` (R=4 > T=3 > P=2 > S=0).
-    * **Termination:** none; truncation after ``rounds`` (``rounds=1``: one-shot).
-    * **Defaults:** ``rounds=50``, ``partner_weight=0.5``.
+    * **Termination:** none; truncation after ``max_steps`` rounds (``max_steps=1``: one-shot; alias ``rounds``).
+    * **Defaults:** ``max_steps=50``, ``partner_weight=0.5``.
     """
 
     name = "StagHunt"
@@ -184,8 +210,8 @@ class Chicken(MatrixGame):
     * **Observation:** per agent ``[one-hot own last action (2), one-hot partner's last action (2),
       first-round flag, t/T]`` (6). Global state: agent 0's row.
     * **Payoff:** ``P[W,W]=(3,3), P[W,S]=(1,4), P[S,W]=(4,1), P[S,S]=(0,0)``.
-    * **Termination:** none; truncation after ``rounds`` (``rounds=1``: one-shot).
-    * **Defaults:** ``rounds=50``, ``partner_weight=0.5``.
+    * **Termination:** none; truncation after ``max_steps`` rounds (``max_steps=1``: one-shot; alias ``rounds``).
+    * **Defaults:** ``max_steps=50``, ``partner_weight=0.5``.
     """
 
     name = "Chicken"

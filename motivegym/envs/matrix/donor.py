@@ -11,7 +11,7 @@ import numpy as np
 from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.matrix.base import interdependence_matrix
+from motivegym.envs.matrix.base import interdependence_matrix, resolve_rounds
 
 Array = jax.Array
 
@@ -22,7 +22,7 @@ class DonorParams:
     cost: Array  # c: what the donor pays
     max_image: Array  # image scores are clipped to [-max_image, max_image]
     interdependence: Array  # W [n, n] for the integrated layer
-    max_steps: Array  # rounds (int32)
+    max_steps: Array  # horizon in env steps = rounds (int32)
     n_agents: int = static_field(6)
 
 
@@ -66,8 +66,9 @@ class DonorGame(FunctionalEnv):
       fraction of agents that gave last round, t/T]`` (5). Global state: all images / max, all
       last decisions, t/T (2n + 1).
     * **Payoff:** ``π_i = b · 1[i's donor gave] − c · 1[i gave]`` (b=3, c=1).
-    * **Termination:** none; truncation after ``rounds`` (``rounds=1``: one-shot).
-    * **Defaults:** n=6, b=3, c=1, images clipped to [−5, 5] and start at 0, rounds=50,
+    * **Termination:** none; truncation after ``max_steps`` rounds (``max_steps=1``: one-shot). ``rounds`` is an
+      alias of ``max_steps``; giving both with different values raises ``ValueError``.
+    * **Defaults:** n=6, b=3, c=1, images clipped to [−5, 5] and start at 0, max_steps=50,
       ``partner_weight=0.5`` (``W = 0.5(1−I)/(n−1)``).
     """
 
@@ -78,8 +79,7 @@ class DonorGame(FunctionalEnv):
         n = int(overrides.pop("n_agents", 6))
         if n < 2:
             raise ValueError(f"{self.name}-v0: n_agents must be >= 2, got {n}")
-        if "rounds" in overrides:
-            overrides["max_steps"] = overrides.pop("rounds")
+        overrides = resolve_rounds(overrides, f"{self.name}-v0")
         weight = float(overrides.pop("partner_weight", 0.5))
         params = DonorParams(
             benefit=jnp.float32(3.0),
@@ -91,7 +91,7 @@ class DonorGame(FunctionalEnv):
         )
         params = override_params(params, overrides, f"{self.name}-v0", ("rounds", "partner_weight"))
         if int(params.max_steps) < 1:
-            raise ValueError(f"{self.name}-v0: rounds must be >= 1, got {int(params.max_steps)}")
+            raise ValueError(f"{self.name}-v0: max_steps (rounds) must be >= 1, got {int(params.max_steps)}")
         return params
 
     def parameter_names(self) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 The integrated layer's weights ``W`` are dependencies in ``[0, 1]`` with a zero diagonal (as TR-1's ``D``);
 ``partner_weight`` is the partners' total weight ``w`` of ``W = w(1 − I)/(n − 1)``, at most the own payoff's.
 Payoff tables are any finite numbers; benefits, costs and fines are non-negative. Keys are env class names.
+``max_steps`` (env steps) is every env's horizon; ``rounds`` is its alias (a conflicting pair raises ``ValueError``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def weights(shape: tuple[int | str, ...]) -> ParamSpec:
 
 PARTNER_WEIGHT = real(0.0, 1.0, default="0.5", note="W = w(1 − I)/(n − 1)")
 ROUNDS = integer(1, default="max_steps", note="sets max_steps")
+#: PublicGoodsPunishment's rounds: 2 env steps each with punishment, 1 without
+PUNISHMENT_ROUNDS = integer(1, default="10", note="alias: max_steps = rounds × steps per round")
 
 PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
     "MatrixGame": {
@@ -38,7 +41,7 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "punish_cost": real(0.0),
         "punish_fine": real(0.0),
         "interdependence": weights(("n", "n")),
-        "rounds": integer(1),
+        "max_steps": integer(1),
         "n_agents": integer(2, MAX_AGENTS),
         "contribution_levels": integer(2),
         "punishment": flag(),
@@ -56,6 +59,6 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
 #: keywords the envs consume themselves (not fields)
 KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
     "MatrixGame": {"rounds": ROUNDS, "partner_weight": PARTNER_WEIGHT},
-    "PublicGoodsPunishment": {"partner_weight": PARTNER_WEIGHT},
+    "PublicGoodsPunishment": {"rounds": PUNISHMENT_ROUNDS, "partner_weight": PARTNER_WEIGHT},
     "DonorGame": {"rounds": ROUNDS, "partner_weight": PARTNER_WEIGHT},
 }

@@ -12,7 +12,7 @@ from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
 from motivegym.core.thresholds import below
-from motivegym.envs.matrix.base import interdependence_matrix
+from motivegym.envs.matrix.base import interdependence_matrix, resolve_rounds
 
 Array = jax.Array
 
@@ -24,7 +24,7 @@ class PublicGoodsParams:
     punish_cost: Array  # cost to the punisher per punished agent
     punish_fine: Array  # payoff removed from a punished agent per punisher
     interdependence: Array  # W [n, n] for the integrated layer
-    rounds: Array  # int32
+    max_steps: Array  # horizon in env steps (int32); a round is 2 steps with punishment, 1 without
     n_agents: int = static_field(4)
     contribution_levels: int = static_field(5)
     punishment: bool = static_field(True)
@@ -37,6 +37,11 @@ class PublicGoodsState:
     phase: Array  # int32: 0 = contribute, 1 = punish
     round: Array  # int32 rounds completed
     t: Array  # int32 steps taken
+
+
+def steps_per_round(punishment: bool) -> int:
+    """Env steps per round: contribute, then punish (with ``punishment``)."""
+    return 2 if punishment else 1
 
 
 def contribution_payoffs(fractions: Array, endowment: Array, multiplier: Array) -> Array:
@@ -75,11 +80,16 @@ class PublicGoodsPunishment(FunctionalEnv):
       ``c_i = k/(K−1) · e``. Punishment step: ``0`` = do not punish, any ``k > 0`` = punish all free
       riders. Out-of-range indices are clipped.
     * **Observation:** per agent ``[phase, own contribution, all contributions (n), mean contribution,
-      punishers faced (n, /n), round/rounds]`` (contributions as fractions of e). Global state: agent 0's row.
+      punishers faced (n, /n), rounds completed · steps per round / max_steps]`` (contributions as fractions
+      of e). Global state: agent 0's row.
     * **Payoff:** contribution step ``π_i = e − c_i + (r/n) Σ_j c_j``; punishment step
       ``π_i = −cost · #targets_i − fine · #punishers_i``.
-    * **Termination:** none; truncation after ``rounds`` rounds (1 or 2 steps each); ``rounds=1`` is one-shot.
-    * **Defaults:** n=4, e=20, r=1.6 (MPCR 0.4), K=5, punishment on, cost=1, fine=3, rounds=10,
+    * **Termination:** none; truncation after ``max_steps`` env steps (a round is 2 steps with punishment, 1
+      without; an odd ``max_steps`` with punishment ends after a contribution step). ``rounds=k`` is the
+      documented alias ``max_steps = k · steps per round`` (``rounds=1`` is one-shot); giving both with
+      different horizons raises ``ValueError``.
+    * **Defaults:** n=4, e=20, r=1.6 (MPCR 0.4), K=5, punishment on, cost=1, fine=3, 10 rounds
+      (``max_steps=20``; 10 without punishment),
       ``partner_weight=0.5`` (``W = 0.5(1−I)/(n−1)``).
     """
 
@@ -89,6 +99,8 @@ class PublicGoodsPunishment(FunctionalEnv):
 
     def default_params(self, **overrides: Any) -> PublicGoodsParams:
         structural = {k: overrides.pop(k) for k in self.structural if k in overrides}
+        punishment = bool(structural.get("punishment", True))
+        overrides = resolve_rounds(overrides, f"{self.name}-v0", steps_per_round(punishment))
         weight = float(overrides.pop("partner_weight", 0.5))
         n = int(structural.get("n_agents", 4))
         levels = int(structural.get("contribution_levels", 5))
@@ -100,24 +112,21 @@ class PublicGoodsPunishment(FunctionalEnv):
             punish_cost=jnp.float32(1.0),
             punish_fine=jnp.float32(3.0),
             interdependence=jnp.asarray(interdependence_matrix(n, weight)),
-            rounds=jnp.int32(10),
+            max_steps=jnp.int32(10 * steps_per_round(punishment)),
             n_agents=n,
             contribution_levels=levels,
-            punishment=bool(structural.get("punishment", True)),
+            punishment=punishment,
         )
         params = override_params(params, overrides, f"{self.name}-v0", ("partner_weight", *self.structural))
-        if int(params.rounds) < 1:
-            raise ValueError(f"{self.name}-v0: rounds must be >= 1, got {int(params.rounds)}")
+        if int(params.max_steps) < 1:
+            raise ValueError(f"{self.name}-v0: max_steps must be >= 1, got {int(params.max_steps)}")
         return params
 
     def parameter_names(self) -> tuple[str, ...]:
-        return ("endowment", "multiplier", "punish_cost", "punish_fine", "interdependence", "rounds", "partner_weight", *self.structural)
+        return ("endowment", "multiplier", "punish_cost", "punish_fine", "interdependence", "max_steps", "rounds", "partner_weight", *self.structural)
 
     def n_agents(self, params: Any) -> int:
         return params.n_agents
-
-    def max_episode_steps(self, params: Any) -> int:
-        return int(params.rounds) * (2 if params.punishment else 1)
 
     def num_actions(self, params: Any) -> int:
         return params.contribution_levels
@@ -148,7 +157,7 @@ class PublicGoodsPunishment(FunctionalEnv):
             round=state.round + round_over.astype(jnp.int32),
             t=state.t + 1,
         )
-        truncated = new_state.round >= params.rounds
+        truncated = new_state.t >= params.max_steps
         info = self.describe(new_state, params)
         info.update(interdependence_weights=params.interdependence, terminated=jnp.bool_(False), truncated=truncated)
         return new_state, self.observe(new_state, params), payoffs.astype(jnp.float32), truncated, info
@@ -164,7 +173,7 @@ class PublicGoodsPunishment(FunctionalEnv):
                 state.contributions,
                 jnp.mean(state.contributions)[None],
                 state.punished.astype(jnp.float32) / n,
-                (state.round.astype(jnp.float32) / params.rounds)[None],
+                (state.round.astype(jnp.float32) * steps_per_round(params.punishment) / params.max_steps)[None],
             ]
         )
         phase = jnp.broadcast_to(state.phase.astype(jnp.float32), (n, 1))
@@ -186,4 +195,4 @@ class PublicGoodsPunishment(FunctionalEnv):
     def render_text(self, state: PublicGoodsState, params: PublicGoodsParams) -> str:
         phase = "contribute" if int(state.phase) == 0 else "punish"
         shares = np.round(np.asarray(state.contributions), 2).tolist()
-        return f"{self.name} round {int(state.round)}/{int(params.rounds)} next: {phase}  contributions {shares}"
+        return f"{self.name} round {int(state.round)}/{-(-int(params.max_steps) // steps_per_round(params.punishment))} next: {phase}  contributions {shares}"

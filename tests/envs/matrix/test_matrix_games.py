@@ -46,7 +46,7 @@ def test_prisoners_dilemma_orderings_make_it_a_dilemma():
 
 
 def test_memory_one_observation_and_one_shot_variant():
-    env, params = motivegym.make_jax("PrisonersDilemma-v0", rounds=1)
+    env, params = motivegym.make_jax("PrisonersDilemma-v0", max_steps=1)
     state, obs = env.reset(KEY, params)
     np.testing.assert_array_equal(np.asarray(obs[0]), [0, 0, 0, 0, 1, 0])  # no history, first round
     state, obs, _, done, info = env.step(KEY, state, jnp.array([0, 1]), params)
@@ -55,8 +55,8 @@ def test_memory_one_observation_and_one_shot_variant():
     assert bool(done) and bool(info["truncated"]) and not bool(info["terminated"])
 
 
-def test_out_of_range_actions_are_clipped_and_rounds_truncate():
-    payoffs, dones, _ = play("StagHunt-v0", [[7, -3], [1, 1], [0, 0]], rounds=3)
+def test_out_of_range_actions_are_clipped_and_max_steps_truncate():
+    payoffs, dones, _ = play("StagHunt-v0", [[7, -3], [1, 1], [0, 0]], max_steps=3)
     np.testing.assert_allclose(payoffs[0], [3, 0])  # (hare, stag)
     assert dones == [False, False, True]
 
@@ -99,16 +99,52 @@ def test_punishment_targets_below_mean_partners_at_a_cost():
 def test_public_goods_alternates_contribution_and_punishment_steps():
     contributions = [4, 0, 4, 4]  # agent 1 free-rides
     punish_all = [1, 1, 1, 1]
-    payoffs, dones, state = play("PublicGoodsPunishment-v0", [contributions, punish_all] * 2, rounds=2)
+    payoffs, dones, state = play("PublicGoodsPunishment-v0", [contributions, punish_all] * 2, max_steps=4)
     np.testing.assert_allclose(payoffs[0], [24.0, 44.0, 24.0, 24.0])  # pot 60 · 1.6 / 4 = 24
     np.testing.assert_allclose(payoffs[1], [-1, -9, -1, -1])  # three punishers fine agent 1
     assert dones == [False, False, False, True] and int(state.round) == 2
 
 
 def test_public_goods_without_punishment_is_one_step_per_round():
-    payoffs, dones, _ = play("PublicGoodsPunishment-v0", [[0, 0, 0], [2, 2, 2]], n_agents=3, punishment=False, rounds=2)
+    payoffs, dones, _ = play("PublicGoodsPunishment-v0", [[0, 0, 0], [2, 2, 2]], n_agents=3, punishment=False, max_steps=2)
     np.testing.assert_allclose(payoffs[1], [20 - 10 + 1.6 * (3 * 10) / 3] * 3, rtol=1e-6)  # level 2 of 5 = half of e
     assert dones == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "steps"),
+    [
+        ("PrisonersDilemma-v0", {"rounds": 4}, 4),
+        ("DonorGame-v0", {"rounds": 4, "max_steps": 4}, 4),
+        ("PublicGoodsPunishment-v0", {"rounds": 3}, 6),
+        ("PublicGoodsPunishment-v0", {"rounds": 3, "punishment": False}, 3),
+        ("PublicGoodsPunishment-v0", {"rounds": 2, "max_steps": 4}, 4),
+        ("PublicGoodsPunishment-v0", {}, 20),
+    ],
+)
+def test_rounds_is_an_alias_of_max_steps_in_env_steps(env_id, kwargs, steps):
+    env, params = motivegym.make_jax(env_id, **kwargs)
+    assert env.max_episode_steps(params) == int(params.max_steps) == steps
+    _, dones, _ = play(env_id, [[0] * env.n_agents(params)] * steps, **kwargs)
+    assert dones == [False] * (steps - 1) + [True]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [("PrisonersDilemma-v0", {"rounds": 5, "max_steps": 6}), ("DonorGame-v0", {"max_steps": 3, "rounds": 2}),
+     ("PublicGoodsPunishment-v0", {"rounds": 3, "max_steps": 3})],
+)
+def test_conflicting_rounds_and_max_steps_raise(env_id, kwargs):
+    with pytest.raises(ValueError, match="conflicts with max_steps"):
+        motivegym.make_jax(env_id, **kwargs)
+    with pytest.raises(ValueError, match="conflicts with max_steps"):
+        motivegym.parallel_env(env_id, **kwargs)
+
+
+def test_public_goods_odd_max_steps_ends_after_a_contribution_step():
+    payoffs, dones, state = play("PublicGoodsPunishment-v0", [[4, 4, 4, 4], [0] * 4, [4, 4, 4, 4]], max_steps=3)
+    assert dones == [False, False, True] and int(state.round) == 1 and int(state.phase) == 1
+    np.testing.assert_allclose(payoffs[2], [32.0] * 4)  # everybody contributes e: 80 · 1.6 / 4
 
 
 def test_donor_pairing_is_a_derangement_with_one_donation_each():
