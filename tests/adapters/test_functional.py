@@ -200,6 +200,7 @@ def test_checked_validates_actions_and_options_are_checked():
 
 
 def test_the_examples_in_docs_jax_md_run():
+    """Every ```python block, in order, in one namespace (```py blocks need jaxmarl and are not run here)."""
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "jax.md").read_text(), re.S)
     assert len(blocks) >= 4
     namespace: dict = {}
