@@ -7,6 +7,9 @@ mark. ``api_test``/``parallel_api_test``/the seed tests with the default (nested
 and the API and seed tests again with ``info="flat"``.
 """
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from pettingzoo.test import (
@@ -23,6 +26,7 @@ from pettingzoo.test import (
 import motivegym
 from motivegym.adapters.pettingzoo_env import env_factory, env_module
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "pettingzoo.md"
 ALL_ENVS = motivegym.list_envs()
 #: the default run's envs: discrete matrix game, two steps per round, grid world with rgb_array, continuous
 DEFAULT_ENVS = ("PrisonersDilemma-v0", "PublicGoodsPunishment-v0", "CoinGame-v0", "TrustDilemma-v0")
@@ -155,3 +159,8 @@ def test_observation_and_state_spaces_carry_the_env_bounds():
         observations, _ = par.reset(seed=0)
         assert all(par.observation_space(a).contains(o) for a, o in observations.items())
         assert par.state_space.contains(par.state())
+
+
+@pytest.mark.parametrize("block", [b for b in re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S) if "torchrl" not in b])
+def test_docs_examples_run(block, capsys):
+    exec(compile(block, str(DOCS), "exec"), {})
