@@ -13,9 +13,10 @@ actions, params)`` to float32 rounding (``tests/test_doors.py``).
 
 **Keys** (documented so that every door can be driven with the same randomness): an adapter turns its seed
 into a 31-bit JAX seed with ``numpy.random.default_rng(seed).integers(0, 2**31 - 1)`` (Gymnasium's
-``np_random``); sub-env ``b`` (0 for a single env) starts from ``fold_in(PRNGKey(jax_seed), b)``, so
-``make_vec``'s sub-env 0 plays the same game as ``gymnasium.make`` with the same seed. See
-:func:`episode_key`, :func:`reset_keys` and :func:`step_keys`.
+``np_random``); a single env starts from ``fold_in(PRNGKey(jax_seed), 0)``. A batched reset takes either one
+seed (sub-env ``b`` starts from ``fold_in(PRNGKey(jax_seed), b)``; the SB3 adapter) or one seed per sub-env
+(sub-env ``b`` starts from ``fold_in(PRNGKey(jax_seed_b), 0)``, as ``gymnasium.make`` with that seed would:
+``make_vec``). See :func:`episode_key`, :func:`reset_keys` and :func:`step_keys`.
 """
 
 from __future__ import annotations

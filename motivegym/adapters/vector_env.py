@@ -53,14 +53,13 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
 
 def check_autoreset_mode(mode: Any) -> AutoresetMode:
-    """``mode`` (an ``AutoresetMode`` or its value) if this env implements it, else ``ValueError``."""
-    try:
-        mode = AutoresetMode(mode)
-    except ValueError:
-        mode = None
-    if mode not in AUTORESET_MODES:
+    """``mode`` as an ``AutoresetMode`` if this env implements it, else ``ValueError``. Accepts the enum, its value
+    (``"SameStep"``) or its name in any case and punctuation (``"same-step"``, ``"SAME_STEP"``)."""
+    key = "".join(ch for ch in str(getattr(mode, "value", mode)).lower() if ch.isalnum())
+    found = [m for m in AUTORESET_MODES if m.value.lower() == key]
+    if not found:
         raise ValueError(f"autoreset_mode must be one of {[m.value for m in AUTORESET_MODES]}, got {mode!r}")
-    return mode
+    return found[0]
 
 
 def seed_list(seed: int | list | tuple | None, num_envs: int) -> list[int | None]:
