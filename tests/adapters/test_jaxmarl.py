@@ -164,3 +164,12 @@ def test_the_purejaxrl_example_learns_to_cooperate_with_the_cooperative_reward(c
     assert 1.0 <= payoff.min() and payoff.max() <= 3.0
     assert payoff[-3:].mean() > payoff[:3].mean() + 0.2  # mutual cooperation (3) is learned; random play pays 2.25
     np.testing.assert_allclose(metrics["reward_per_step"], payoff, rtol=1e-5)  # cooperative: mean payoff shared
+
+
+def test_the_purejaxrl_example_runs_its_gaussian_policy_on_a_continuous_env(capsys):
+    example = load_example()
+    argv = ["--env", "PublicGoods-v0", "--reward", "integrated", "--total-timesteps", "128", "--num-envs", "2", "--num-steps", "64"]
+    metrics = example.main(argv + ["--update-epochs", "1", "--num-minibatches", "2"])
+    assert "PublicGoods-v0 reward=integrated: 1 updates" in capsys.readouterr().out
+    assert all(np.isfinite(value).all() and value.shape == (1,) for value in metrics.values())
+    assert metrics["payoff_per_step"][0] != 0.0
