@@ -4,10 +4,15 @@
 ``num_envs · n_agents`` sub-envs stepped as one JAX program:
 
 * observation: the agent's own observation row, with the agent one-hot appended (``agent_id=True``);
-* action: ``Box(-1, 1, (1,))`` mapped affinely to the agent's ``[low_i, high_i]`` (SB3 prefers
-  symmetric, normalised boxes; the map runs in float64, so ``-1``, ``1`` and the midpoint land exactly on
-  ``low_i``, ``high_i`` and their mean). Actions are checked first (:func:`motivegym.core.actions.check_actions`):
-  values outside ``[-1, 1]`` are clipped to it, NaN/inf, complex values and a wrong shape raise ``ValueError``;
+* action of a **continuous** env: ``Box(-1, 1, (1,))`` mapped affinely to the agent's ``[low_i, high_i]``
+  (SB3 prefers symmetric, normalised boxes, and one shared space serves agents with different bounds; the
+  map runs in float64, so ``-1``, ``1`` and the midpoint land exactly on ``low_i``, ``high_i`` and their
+  mean). Values outside ``[-1, 1]`` are clipped to it;
+* action of a **discrete** env: ``Discrete(k)``, the env's action index unchanged (every discrete motivegym
+  env gives each agent one index in ``0..k-1``, so no env needs ``MultiDiscrete``);
+* actions are checked first (:func:`motivegym.core.actions.check_actions`): NaN/inf, complex values,
+  bools, a wrong shape and (discrete) fractional or out-of-range indices raise ``ValueError`` naming the
+  sub-env and agent. Shapes ``(games·agents, 1)``, ``(games·agents,)`` and ``(games, agents)`` are accepted;
 * reward: the reward layer's value for that agent; the episode ends for all agents together, with
   same-step auto-reset, ``infos[k]["terminal_observation"]`` and ``"TimeLimit.truncated"``.
 
@@ -33,18 +38,16 @@ class AgentsVecEnv(VecEnv):
     def __init__(self, env_id: str, num_envs: int = 8, reward: str | RewardLayer | None = None, agent_id: bool = True, **env_kwargs: Any):
         num_envs, agent_id = check_num_envs(num_envs), check_flag("agent_id", agent_id)
         spec, self.core_env, self.params, self.reward_layer = build_env(env_id, reward, env_kwargs, ("reward", "agent_id"))
-        if self.core_env.action_kind != "continuous":
-            raise ValueError(f"{spec.id} has discrete actions; the SB3 adapter supports continuous envs")
         self.env_id, self.num_games, self.agent_id = spec.id, num_envs, agent_id
         self.n_agents = self.core_env.n_agents(self.params)
         self._stepper = host_stepper(spec.id, self.core_env, self.params, self.reward_layer, "agents", self.num_games)
         env_spec = self._stepper.action_spec
-        self._low, self._span = env_spec.low, env_spec.high - env_spec.low  # float64
-        ones = np.ones(self.n_agents)
-        self._action_check = ActionSpec("continuous", -ones, ones, env_spec.labels)  # SB3's normalised box
+        self.discrete = env_spec.kind == "discrete"
+        self._low, self._span = env_spec.low, env_spec.high - env_spec.low  # float64 (0 and k − 1 when discrete)
+        self._action_check = agent_action_spec(env_spec)
         size = self.core_env.observation_size(self.params) + (self.n_agents if self.agent_id else 0)
         observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
-        action_space = gymnasium.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+        action_space = agent_action_space(env_spec)
         self.render_mode = None
         super().__init__(self.num_games * self.n_agents, observation_space, action_space)
         self._ids = np.tile(np.eye(self.n_agents, dtype=np.float32), (self.num_games, 1))
@@ -64,8 +67,8 @@ class AgentsVecEnv(VecEnv):
         return self._flat_obs(out["obs"])
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Check ``actions`` (shape ``(games·agents, 1)``, ``(games·agents,)`` or ``(games, agents)``, in ``[-1, 1]``)
-        and map them to the env's bounds."""
+        """Check ``actions`` (shape ``(games·agents, 1)``, ``(games·agents,)`` or ``(games, agents)``): action
+        indices of a discrete env, values in ``[-1, 1]`` of a continuous one (mapped to the env's bounds)."""
         total = self.num_games * self.n_agents
         try:
             shape = np.shape(actions)
@@ -74,8 +77,7 @@ class AgentsVecEnv(VecEnv):
         if shape not in ((total, 1), (total,), (self.num_games, self.n_agents)):
             raise ValueError(f"actions must have shape ({total}, 1) (one per agent of each env), got shape {shape}")
         games = check_actions(self._action_check, np.reshape(actions, (self.num_games, self.n_agents)), (self.num_games,))
-        unit = (np.clip(games.astype(np.float64), -1.0, 1.0) + 1.0) * 0.5
-        self._actions = (self._low + unit * self._span).astype(np.float32)
+        self._actions = games if self.discrete else to_bounds(games, self._low, self._span)
 
     def step_wait(self):
         out = self._stepper.step(self._actions)
@@ -113,6 +115,32 @@ class AgentsVecEnv(VecEnv):
         if indices is None:
             return list(range(self.num_envs))
         return [indices] if isinstance(indices, int) else list(indices)
+
+
+def agent_action_spec(env_spec: ActionSpec) -> ActionSpec:
+    """What one SB3 action is checked against: the env's indices (discrete) or SB3's ``[-1, 1]`` box (continuous)."""
+    if env_spec.kind == "discrete":
+        return env_spec
+    ones = np.ones(env_spec.n_agents)
+    return ActionSpec("continuous", -ones, ones, env_spec.labels)
+
+
+def agent_action_space(env_spec: ActionSpec) -> gymnasium.spaces.Space:
+    """The action space every agent shares: ``Discrete(k)`` or ``Box(-1, 1, (1,))``."""
+    if env_spec.kind == "discrete":
+        return gymnasium.spaces.Discrete(int(env_spec.high[0]) + 1)
+    return gymnasium.spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+
+
+def to_bounds(unit_actions: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """``[-1, 1]`` actions (clipped to it) mapped affinely, in float64, to ``[low, low + span]`` (float32)."""
+    unit = (np.clip(unit_actions.astype(np.float64), -1.0, 1.0) + 1.0) * 0.5
+    return (low + unit * span).astype(np.float32)
+
+
+def from_bounds(actions: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`to_bounds` on ``[low, low + span]``: env actions as ``[-1, 1]`` (float32)."""
+    return (2.0 * (np.asarray(actions, np.float64) - low) / span - 1.0).astype(np.float32)
 
 
 def vec_env(env_id: str, num_envs: int = 8, reward: str | RewardLayer | None = None, **kwargs: Any) -> AgentsVecEnv:

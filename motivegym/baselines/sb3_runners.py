@@ -6,6 +6,9 @@
   a chunk of steps, the other agents act with their current (stochastic) policies; every agent sees
   only its own observation and its own reward-layer reward.
 * :func:`evaluate`: mean per-agent payoff return of deterministic policies.
+
+Continuous and discrete envs both work (the adapter's ``Box(-1, 1)`` or ``Discrete(k)`` action space);
+``sac``/``td3`` need a continuous env and ``dqn`` a discrete one (SB3 refuses the other kind).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 
 from motivegym.adapters.sb3 import AgentsVecEnv
 
-ALGORITHMS = ("ppo", "a2c", "sac", "td3")
+ALGORITHMS = ("ppo", "a2c", "sac", "td3", "dqn")
 
 
 def algorithm_class(name: str):
@@ -53,16 +56,22 @@ class SingleAgentVecEnv(AgentsVecEnv):
         return self._all_obs[self._own_rows]
 
     def step_async(self, actions: np.ndarray) -> None:
-        joint = np.zeros((self.num_games, self.n_agents), np.float32)
+        joint = np.zeros((self.num_games, self.n_agents), np.int64 if self.discrete else np.float32)
         per_agent = self._all_obs.reshape(self.num_games, self.n_agents, -1)
         for j in range(self.n_agents):
             if j == self.agent:
-                joint[:, j] = np.asarray(actions, np.float32).reshape(-1)
+                joint[:, j] = np.asarray(actions).reshape(-1)
             elif self.partners[j] is not None:
                 joint[:, j] = self.partners[j].predict(per_agent[:, j], deterministic=False)[0].reshape(-1)
             else:
-                joint[:, j] = self._rng.uniform(-1, 1, self.num_games)
+                joint[:, j] = self._random_actions()
         super().step_async(joint)
+
+    def _random_actions(self) -> np.ndarray:
+        """Uniform actions of a partner without a policy yet, one per game."""
+        if self.discrete:
+            return self._rng.integers(0, self.action_space.n, self.num_games)
+        return self._rng.uniform(-1, 1, self.num_games)
 
     def step_wait(self):
         obs, rewards, dones, infos = super().step_wait()
