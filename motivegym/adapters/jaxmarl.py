@@ -8,8 +8,9 @@
 * ``env.agents`` = ``["agent_0", ...]``, ``env.num_agents``; observations, actions and rewards are dicts
   keyed by agent; ``dones`` also has ``"__all__"`` (every motivegym agent finishes with the episode).
 * ``observation_space(agent)`` / ``action_space(agent)`` (and the ``observation_spaces`` /
-  ``action_spaces`` dicts) follow JaxMARL's spaces: ``Box(-inf, inf, (d,))`` observations,
-  ``Discrete(k)`` or ``Box(low_i, high_i, (1,))`` actions. They are JaxMARL's own classes when
+  ``action_spaces`` dicts) follow JaxMARL's spaces: ``Box(low, high, (d,))`` observations (the env's
+  ``observation_bounds``, as in the Gymnasium and PettingZoo spaces), ``Discrete(k)`` or
+  ``Box(low_i, high_i, (1,))`` actions. They are JaxMARL's own classes when
   ``jaxmarl`` is importable, otherwise :class:`Discrete` / :class:`Box` below, which have the same
   attributes and methods (``n``/``low``/``high``/``shape``/``dtype``, ``sample(key)``, ``contains(x)``).
 * ``step(key, state, actions, reset_state=None)`` has JaxMARL's auto-reset: ``key, key_reset = split(key)``,
@@ -171,18 +172,12 @@ def agent_spaces(rewarded: RewardedEnv, params: Any, agents: list[str]) -> tuple
     """``(observation_spaces, action_spaces)`` keyed by agent, in JaxMARL's spaces convention."""
     discrete, box = space_classes()
     obs_size = rewarded.observation_size(params)
-    low, high = observation_bounds(rewarded, params)
+    low, high = (float(bound) for bound in rewarded.env.observation_bounds(params))
     observations = {agent: box(low, high, (obs_size,), jnp.float32) for agent in agents}
     if rewarded.action_kind == "discrete":
         return observations, {agent: discrete(int(rewarded.num_actions(params))) for agent in agents}
     low, high = (np.asarray(bound, np.float32).reshape(len(agents)) for bound in rewarded.action_bounds(params))
     return observations, {agent: box(low[i : i + 1], high[i : i + 1], (1,), jnp.float32) for i, agent in enumerate(agents)}
-
-
-def observation_bounds(rewarded: RewardedEnv, params: Any) -> tuple[float, float]:
-    """The env's ``observation_bounds(params)`` where it declares them (the Gymnasium spaces' bounds), else unbounded."""
-    bounds = getattr(rewarded.env, "observation_bounds", None)
-    return (-float("inf"), float("inf")) if bounds is None else tuple(float(b) for b in bounds(params))
 
 
 def make_jaxmarl(env_id: str, reward: str | RewardLayer | None = None, **env_kwargs: Any) -> JaxMARLEnv:

@@ -50,6 +50,9 @@ def test_agents_spaces_and_dict_outputs_follow_the_contract():
     assert not bool(dones["__all__"])
     masks = env.get_avail_actions(state)
     assert all(masks[a].tolist() == [True, True] for a in env.agents)
+    harvest = make_jaxmarl("Harvest-v0")  # a grid view: the env declares its observations lie in [0, 1]
+    space = harvest.observation_space("agent_0")
+    assert (space.low, space.high) == tuple(harvest.rewarded.env.observation_bounds(harvest.params)) == (0.0, 1.0)
 
 
 def test_step_is_the_rewarded_env_step_with_the_first_half_of_the_key():
