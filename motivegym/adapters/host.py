@@ -288,7 +288,6 @@ class HostStepper:
         self._reset, self._reset_keep, self._step = core.reset_fn, core.reset_keep_fn, core.step_fn
         self._carry_words = core.carry_words
         self._buffer = np.zeros(self.batch_shape + (core.carry_words + core.n_agents,), np.uint32)
-        self._actions = self._buffer[..., core.carry_words :].view(core.action_dtype)
         self._has_state = False
 
     def check(self, actions: Any) -> np.ndarray:
@@ -319,7 +318,9 @@ class HostStepper:
         bool mask ``frozen`` keep their state (their results are computed and should be ignored)."""
         if not self._has_state:
             raise RuntimeError("call reset() before step()")
-        self._actions[...] = actions
+        # a fresh view each step: a view kept as an attribute stops aliasing the buffer in a copy.deepcopy or
+        # pickled copy of the env (SuperSuit's vec envs copy the env), which then stepped with stale actions
+        self._buffer[..., self._carry_words :].view(self.core.action_dtype)[...] = actions
         words = np.asarray(self._step(self._buffer))
         if frozen is None:
             self._buffer[..., : self._carry_words] = words[..., : self._carry_words]
