@@ -72,10 +72,11 @@ def test_autoreset_starts_the_next_episode_in_the_same_step_and_keeps_the_layer_
     actions = jnp.array([40.0, 60.0])
     state_p, _ = plain.reset(key, params)
     state_a, _ = auto.reset(key, params)
+    plain_step, auto_step = jax.jit(plain.step), jax.jit(auto.step)
     for t in range(2):
         k = jax.random.fold_in(key, t)
-        state_p, obs_p, r_p, done_p, info_p = plain.step(k, state_p, actions, params)
-        state_a, obs_a, r_a, done_a, info_a = auto.step(k, state_a, actions, params)
+        state_p, obs_p, r_p, done_p, info_p = plain_step(k, state_p, actions, params)
+        state_a, obs_a, r_a, done_a, info_a = auto_step(k, state_a, actions, params)
         np.testing.assert_array_equal(r_a, r_p)
         assert bool(done_a) == bool(done_p) == (t == 1)
         np.testing.assert_array_equal(info_a["final_obs"], obs_p)  # the terminal observation is kept
