@@ -3,7 +3,8 @@
 ``vec_env("TrustDilemma-v0", num_envs=8, reward="private")`` is an SB3 ``VecEnv`` with
 ``num_envs · n_agents`` sub-envs stepped as one JAX program:
 
-* observation: the agent's own observation row, with the agent one-hot appended (``agent_id=True``);
+* observation: the agent's own observation row, with the agent one-hot appended (``agent_id=True``), in a
+  ``Box`` with the env's ``observation_bounds`` (``[0, 1]`` for the one-hot);
 * action of a **continuous** env: ``Box(-1, 1, (1,))`` mapped affinely to the agent's ``[low_i, high_i]``
   (SB3 prefers symmetric, normalised boxes, and one shared space serves agents with different bounds; the
   map runs in float64, so ``-1``, ``1`` and the midpoint land exactly on ``low_i``, ``high_i`` and their
@@ -45,8 +46,7 @@ class AgentsVecEnv(VecEnv):
         self.discrete = env_spec.kind == "discrete"
         self._low, self._span = env_spec.low, env_spec.high - env_spec.low  # float64 (0 and k − 1 when discrete)
         self._action_check = agent_action_spec(env_spec)
-        size = self.core_env.observation_size(self.params) + (self.n_agents if self.agent_id else 0)
-        observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
+        observation_space = agent_observation_space(self.core_env, self.params, self.n_agents if self.agent_id else 0)
         action_space = agent_action_space(env_spec)
         self.render_mode = None
         super().__init__(self.num_games * self.n_agents, observation_space, action_space)
@@ -115,6 +115,15 @@ class AgentsVecEnv(VecEnv):
         if indices is None:
             return list(range(self.num_envs))
         return [indices] if isinstance(indices, int) else list(indices)
+
+
+def agent_observation_space(env: Any, params: Any, n_ids: int) -> gymnasium.spaces.Box:
+    """The env's observation ``Box`` (its ``observation_bounds``) with ``n_ids`` one-hot entries in ``[0, 1]`` appended."""
+    size = env.observation_size(params)
+    low, high = (float(bound) for bound in env.observation_bounds(params))
+    lows = np.concatenate([np.full(size, low), np.zeros(n_ids)]).astype(np.float32)
+    highs = np.concatenate([np.full(size, high), np.ones(n_ids)]).astype(np.float32)
+    return gymnasium.spaces.Box(lows, highs, dtype=np.float32)
 
 
 def agent_action_spec(env_spec: ActionSpec) -> ActionSpec:
