@@ -8,7 +8,10 @@ and the API and seed tests again with ``info="flat"``.
 """
 
 import re
+import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -44,9 +47,25 @@ def test_render_test(env_id, capsys):
     assert env_id.removesuffix("-v0") in printed  # human mode printed the text view (and returned None)
 
 
+def seeded(factory: Callable[..., Any], seed: int = 0) -> Callable[..., Any]:
+    """``factory`` whose envs sample actions from seeded spaces (``max_cycles_test`` samples ``action_space(a).sample()``)."""
+
+    def make(**kwargs: Any) -> Any:
+        env = factory(**kwargs)
+        for i, agent in enumerate(env.possible_agents):
+            env.action_space(agent).seed(seed + i)
+        return env
+
+    return make
+
+
 @pytest.mark.parametrize("env_id", CASES)
 def test_max_cycles_test(env_id):
-    max_cycles_test(env_module(env_id))
+    """Seeded actions: with unseeded ones PartnerHoldUp's supplier exits (terminates) within 4 steps in about 1 of 10
+    episodes (3 of 30 measured), which PettingZoo's test, written for envs that run to ``max_cycles``, reads as a
+    horizon error. The dynamics are deterministic given the actions, so the seeded test is too."""
+    module = env_module(env_id)
+    max_cycles_test(types.SimpleNamespace(env=seeded(module.env), parallel_env=seeded(module.parallel_env)))
 
 
 @pytest.mark.parametrize("env_id", CASES)
@@ -75,7 +94,7 @@ def test_flat_infos_are_numeric_and_the_same_at_reset_and_step(env_id):
     _, reset_infos = flat.reset(seed=1)
     nested.reset(seed=1)
     layout = {key: (value.shape, value.dtype) for key, value in reset_infos["agent_0"].items()}
-    assert {"payoff", "reward", "reward_components/payoff", "env/step", "env/truncated"} <= set(layout)
+    assert {"payoff", "reward", "env/step", "env/truncated"} <= set(layout)
     for _ in range(3):
         actions = {a: flat.action_space(a).sample() for a in flat.agents}
         *_, infos = flat.step(actions)
@@ -85,6 +104,10 @@ def test_flat_infos_are_numeric_and_the_same_at_reset_and_step(env_id):
             assert {key: (value.shape, value.dtype) for key, value in info.items()} == layout
             assert info["payoff"] == np.float32(nested_infos[agent]["payoff"])
             assert info["reward"] == np.float32(nested_infos[agent]["reward"])
+            components = nested_infos[agent]["reward_components"]
+            assert {k: v for k, v in info.items() if k.startswith("reward_components/")} == {
+                f"reward_components/{name}": np.float32(value) for name, value in components.items()
+            }
             np.testing.assert_array_equal(info["env/step"], nested_infos[agent]["env"]["step"])
 
 
