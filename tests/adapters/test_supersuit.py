@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 import warnings
+from pathlib import Path
 
 import cloudpickle
 import gymnasium
@@ -146,3 +148,19 @@ def test_ppo_with_an_int_seed_fails_in_supersuit_and_the_documented_seeding_is_r
         warnings.simplefilter("ignore")
         first, again, other = trained(0), trained(0), trained(1)
     assert torch.equal(first, again) and not torch.equal(first, other)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "sb3.md"
+
+
+BLOCKS = re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"block-{i}" for i in range(len(BLOCKS))])
+def test_docs_examples_run(block):
+    pytest.importorskip("stable_baselines3")
+    if "supersuit" in block and not HAS_SUPERSUIT:
+        pytest.skip("supersuit is not installed (pip install supersuit==3.11.0)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(block, str(DOCS), "exec"), {})
