@@ -149,6 +149,8 @@ def test_max_cycles_conflicts_loudly():
         motivegym.aec_env("PublicGoodsPunishment-v0", max_cycles=4, rounds=3)  # rounds=3 is 6 steps
     assert int(motivegym.parallel_env("PublicGoodsPunishment-v0", max_cycles=4, rounds=2).params.max_steps) == 4
     assert int(motivegym.parallel_env("DonorGame-v0", max_cycles=4, max_steps=4).params.max_steps) == 4
+    with pytest.raises(TypeError, match="did you mean 'max_cycles'"):  # also a ValueError; names the PettingZoo keywords
+        motivegym.parallel_env("PrisonersDilemma-v0", max_cycle=4)
 
 
 def test_human_render_prints_at_reset_step_and_render(capsys):
