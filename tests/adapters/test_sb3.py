@@ -175,3 +175,28 @@ def test_ppo_learns_the_public_goods_direction_of_each_reward_layer():
         model.learn(4096)
         learnt[reward] = mean_unit_contribution(model, "PublicGoods-v0", normalized, **kwargs)
     assert learnt["private"] < -0.5 and learnt["cooperative"] > 0.3, learnt
+
+
+@pytest.mark.parametrize("env_id", ["CoinGame-v0", "Harvest-v0", "DonorGame-v0"])
+def test_discrete_adapter_plays_the_parallel_envs_game(env_id):
+    """Same seed and random actions: the adapter's game 0 and ``motivegym.parallel_env`` give the same rewards,
+    payoffs, observations and episode end (the auto-reset that follows draws from the batched key schedule)."""
+    kwargs = {"reward": "private", "max_steps": 4}
+    adapter = vec_env(env_id, num_envs=1, agent_id=False, **kwargs)
+    parallel = motivegym.parallel_env(env_id, **kwargs)
+    agents, n = parallel.possible_agents, adapter.n_agents
+    adapter.seed(3)
+    observations, _ = parallel.reset(seed=3)
+    np.testing.assert_array_equal(adapter.reset(), np.stack([observations[a] for a in agents]))
+    rng = np.random.default_rng(0)
+    for t in range(4):
+        actions = rng.integers(0, adapter.action_space.n, n)
+        obs, rewards, dones, infos = adapter.step(actions)
+        observations, p_rewards, terminations, truncations, p_infos = parallel.step(dict(zip(agents, actions.tolist(), strict=True)))
+        where = f"{env_id} step {t + 1}"
+        np.testing.assert_allclose(rewards, [p_rewards[a] for a in agents], rtol=1e-6, err_msg=where)
+        np.testing.assert_allclose([i["payoff"] for i in infos], [p_infos[a]["payoff"] for a in agents], rtol=1e-6, err_msg=where)
+        assert bool(dones[0]) == (terminations[agents[0]] or truncations[agents[0]]), where
+        final = np.stack([i["terminal_observation"] for i in infos]) if dones[0] else obs
+        np.testing.assert_allclose(final, np.stack([observations[a] for a in agents]), rtol=1e-6, err_msg=where)
+    assert dones.all() and all(info["TimeLimit.truncated"] for info in infos)
