@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.errors import check_names
+from motivegym.core.errors import UnexpectedKeywordError, check_names
 
 P = TypeVar("P")
 
@@ -454,7 +454,8 @@ def validated_default_params(default_params: Callable[..., Any]) -> Callable[...
         except ValueError as error:  # the env's own checks: make sure the message names the env
             if str(error).startswith((where, f"{self.name}:")):
                 raise
-            raise ValueError(f"{where}: {error}") from error
+            kind = UnexpectedKeywordError if isinstance(error, UnexpectedKeywordError) else ValueError  # keep TypeError-ness
+            raise kind(f"{where}: {error}") from error
         check_params(where, specs, params, _agents(self, params))
         return params
 

@@ -7,6 +7,7 @@ The default run uses a few envs that compile quickly; the all-env sweeps carry t
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -226,3 +227,37 @@ def test_torchrl_gym_env_recovers_from_the_frameskip_probe():
     rollout = env.rollout(6)
     assert rollout["next", "reward"].shape == (4, 1)  # a scalar reward per step; the episode ends after 4 steps
     assert bool(rollout["next", "truncated"][-1])
+
+
+def test_a_fork_after_jax_is_noticed_and_gets_the_subprocess_env():
+    from motivegym.adapters.gymnasium_env import SubprocessEnv, forked_after_jax, make_env
+
+    assert not forked_after_jax() and type(make_env(env_id="TrustDilemma-v0")).__name__ == "GymnasiumEnv"
+    jax.numpy.zeros(1).block_until_ready()  # JAX is running in this process
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # JAX's generic os.fork() warning
+        pid = os.fork()
+    if pid == 0:  # the child touches no JAX: it only reports what the at-fork hook saw
+        os._exit(0 if forked_after_jax() else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    remote = SubprocessEnv({"env_id": "TrustDilemma-v0", "max_steps": 3})
+    local = make_env(env_id="TrustDilemma-v0", max_steps=3)
+    try:
+        assert remote.observation_space == local.observation_space and remote.action_space == local.action_space
+        np.testing.assert_array_equal(remote.reset(seed=1)[0], local.reset(seed=1)[0])
+        action = np.array([60.0, 30.0], np.float32)
+        for got, expected in zip(remote.step(action)[:4], local.step(action)[:4]):
+            np.testing.assert_allclose(got, expected, rtol=1e-6)
+        assert remote.n_agents == 2  # other attributes are fetched from the env process
+        with pytest.raises(ValueError, match="agent_1"):  # errors cross the pipe with their type
+            remote.step(np.array([1.0, np.nan], np.float32))
+    finally:
+        remote.close()
+    assert remote._process.returncode == 0
+
+
+def test_unknown_keywords_are_type_errors_through_every_params_path():
+    for env_id in ("TrustDilemma-v0", "ApacheProject-v0", "PrisonersDilemma-v0", "Harvest-v0"):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'") as raised:
+            motivegym.make_jax(env_id, frameskip=4)
+        assert isinstance(raised.value, ValueError) and "Valid keyword arguments" in str(raised.value)
