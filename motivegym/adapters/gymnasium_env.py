@@ -260,7 +260,9 @@ class SubprocessEnv(gymnasium.Env):
             try:
                 self._call("close")
             finally:
+                self._process.stdin.close()
                 self._process.wait()
+                self._process.stdout.close()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
