@@ -69,6 +69,7 @@ def horizon_kwargs(env_kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _same_number(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are one and the same scalar (``4``, ``np.int32(4)``); anything else is ``False``."""
     try:
         return bool(np.asarray(a) == np.asarray(b)) and np.ndim(a) == 0
     except (TypeError, ValueError):
