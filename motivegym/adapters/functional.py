@@ -17,7 +17,7 @@ the raw step returns payoffs; ``info`` adds ``payoffs`` and ``reward_components`
 ``autoreset=True``, restarts a finished episode from ``env.reset(split(key)[1], params)``. Fed the keys of
 the adapters' documented schedule, it plays ``gymnasium.make``'s game (``tests/adapters/test_functional.py``).
 
-**Auto-reset** (``autoreset=True``) is same-step, as in ``make_vec``: where ``done``, the returned
+**Auto-reset** (``autoreset=True``) is same-step (as the learners and ``make_vec(..., autoreset_mode="same-step")``; ``make_vec``'s default is Gymnasium's next-step): where ``done``, the returned
 ``state``/``obs`` belong to the new episode, the terminal observation is ``info["final_obs"]``, and
 ``rewards``/``done``/``info`` are the finished step's. The reward layer's state carries over to the new
 episode (layers that keep per-episode memory clear it themselves at ``terminated | truncated``).
