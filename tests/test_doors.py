@@ -172,7 +172,7 @@ class AEC:
 
 
 class SB3:
-    """The SB3 adapter (continuous envs): env actions are mapped to ``[-1, 1]`` and back (float64 map)."""
+    """The SB3 adapter: discrete actions pass as indices; continuous ones are mapped to ``[-1, 1]`` and back (float64 map)."""
 
     def __init__(self, env_id: str, kwargs: dict, layer_name: str):
         from motivegym.adapters.sb3 import vec_env
@@ -185,8 +185,11 @@ class SB3:
         self.env.reset()
 
     def step(self, actions: np.ndarray) -> Record:
-        unit = (2.0 * (actions.astype(np.float64) - self.low) / self.span - 1.0).astype(np.float32)
-        obs, rewards, dones, infos = self.env.step(unit[:, None])
+        if self.env.discrete:
+            obs, rewards, dones, infos = self.env.step(actions.astype(np.int64))
+        else:
+            unit = (2.0 * (actions.astype(np.float64) - self.low) / self.span - 1.0).astype(np.float32)
+            obs, rewards, dones, infos = self.env.step(unit[:, None])
         n = self.env.n_agents
         if dones[0]:
             obs = np.stack([info["terminal_observation"] for info in infos])
@@ -227,7 +230,7 @@ def check_env_through_every_door(env_id: str) -> int:
     layer_name = spec.default_reward
     reference = Functional(env_id, kwargs, layer_name)
     doors = {name: door(env_id, kwargs, layer_name) for name, door in DOORS.items()
-             if name != "make_jax" and (name != "sb3" or probe.action_kind == "continuous")}  # fmt: skip
+             if name != "make_jax"}  # fmt: skip
     compared = 0
     for label, actions in sequences(reference.env, reference.params, np.random.default_rng(0)).items():
         reference.reset(SEED)
