@@ -12,8 +12,9 @@ on thread hand-offs than on the ops themselves:
 
 Measured on the 2-vCPU CI machine (``benchmarks/README.md``, ``motivegym bench --compare defaults-off``):
 single-env Gymnasium steps/s PlatformEcosystem 7.5k -> 10.3k, ApacheProject 3.7k -> 8.2k; batched
-throughput is not affected. Both settings are CPU-only and must be in place before JAX creates its
-CPU client, so :func:`apply_cpu_defaults` runs on ``import motivegym``. A setting the user already
+throughput is not affected, and a PureJaxRL-style training loop (one jitted IPPO call) shows no
+difference beyond round-to-round noise in any of the four combinations (``benchmarks/xla_defaults.py``,
+2026-12-06). Both settings are CPU-only and must be in place before JAX creates its CPU client, so :func:`apply_cpu_defaults` runs on ``import motivegym``. A setting the user already
 chose (``XLA_FLAGS`` naming the scheduler flag, ``JAX_CPU_ENABLE_ASYNC_DISPATCH``) is left alone;
 ``MOTIVEGYM_XLA_DEFAULTS=0`` turns the whole thing off.
 """
