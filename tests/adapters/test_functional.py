@@ -65,7 +65,7 @@ def test_rewards_equal_the_layer_applied_by_hand(env_id, reward):
     assert not np.allclose(np.stack(rewards), 0) and set(info["reward_components"])
 
 
-def test_autoreset_starts_the_next_episode_in_the_same_step_and_keeps_the_layer_state():
+def test_autoreset_starts_the_next_episode_in_the_same_step_and_keeps_the_layer_state(assert_trees_equal):
     plain, params = motivegym.make_rewarded("TrustDilemma-v0", reward="integrated+0.5*count", max_steps=2)
     auto = RewardedEnv(plain.env, plain.layer, autoreset=True)
     key = jax.random.PRNGKey(1)
@@ -80,20 +80,12 @@ def test_autoreset_starts_the_next_episode_in_the_same_step_and_keeps_the_layer_
         np.testing.assert_array_equal(r_a, r_p)
         assert bool(done_a) == bool(done_p) == (t == 1)
         np.testing.assert_array_equal(info_a["final_obs"], obs_p)  # the terminal observation is kept
-        chex_equal(state_a.layer, state_p.layer)  # the layer state carries over the reset
+        assert_trees_equal(state_a.layer, state_p.layer)  # the layer state carries over the reset
     fresh_state, fresh_obs = plain.env.reset(jax.random.split(jax.random.fold_in(key, 1))[1], params)
     np.testing.assert_array_equal(obs_a, fresh_obs)
-    chex_equal(state_a.env, fresh_state)
+    assert_trees_equal(state_a.env, fresh_state)
     assert not np.array_equal(obs_a, obs_p)  # without auto-reset the terminal observation is returned
     assert "final_obs" not in info_p
-
-
-def chex_equal(a, b):
-    leaves_a, tree_a = jax.tree.flatten(a)
-    leaves_b, tree_b = jax.tree.flatten(b)
-    assert tree_a == tree_b
-    for x, y in zip(leaves_a, leaves_b):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def staggered_states(env, params, key, batch):
@@ -107,7 +99,7 @@ def staggered_states(env, params, key, batch):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 
 
-def test_batch_step_equals_vmapped_step_under_jit_with_staggered_episode_ends():
+def test_batch_step_equals_vmapped_step_under_jit_with_staggered_episode_ends(assert_trees_equal):
     env, params = motivegym.make_rewarded("PrisonersDilemma-v0", reward="cooperative", autoreset=True, max_steps=3)
     batch = 3
     key = jax.random.PRNGKey(2)
@@ -121,7 +113,7 @@ def test_batch_step_equals_vmapped_step_under_jit_with_staggered_episode_ends():
         states_v, obs_v, r_v, done_v, info_v = vmapped(keys, states_v, actions, params)
         states_b, obs_b, r_b, done_b, info_b = batched(keys, states_b, actions, params)
         for out_v, out_b in ((states_v, states_b), (obs_v, obs_b), (r_v, r_b), (done_v, done_b), (info_v, info_b)):
-            chex_equal(out_v, out_b)
+            assert_trees_equal(out_v, out_b)
         ends.append(np.asarray(done_v))
     ends = np.stack(ends)
     assert ends.sum(axis=0).tolist() == [1, 1, 2]  # envs finished at different steps (env 2 twice)
@@ -162,7 +154,7 @@ def test_plays_the_same_game_as_parallel_env_with_the_adapters_key_schedule():
         np.testing.assert_allclose(r, [rewards[a] for a in sorted(rewards)], rtol=1e-6)
 
 
-def test_raw_auto_reset_step_matches_the_batched_one_across_an_episode_end():
+def test_raw_auto_reset_step_matches_the_batched_one_across_an_episode_end(assert_trees_equal):
     env, params = motivegym.make_jax("PrisonersDilemma-v0", max_steps=2)
     keys = jax.random.split(jax.random.PRNGKey(6), 2)
     states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
@@ -174,7 +166,7 @@ def test_raw_auto_reset_step_matches_the_batched_one_across_an_episode_end():
         actions = jnp.full((2, 2), t % 2, jnp.int32)
         states_s, obs_s, pay_s, done_s, info_s = single(step_keys_, states_s, actions, params)
         states_b, obs_b, pay_b, done_b, info_b = batched(step_keys_, states_b, actions, params)
-        chex_equal((states_s, obs_s, pay_s, done_s, info_s), (states_b, obs_b, pay_b, done_b, info_b))
+        assert_trees_equal((states_s, obs_s, pay_s, done_s, info_s), (states_b, obs_b, pay_b, done_b, info_b))
         assert bool(done_s.all()) == (t == 1)
         if t == 1:  # the new episode's first observation, the terminal one in info
             fresh = jax.vmap(lambda k: env.reset(jax.random.split(k)[1], params)[1])(step_keys_)

@@ -23,14 +23,6 @@ JAXMARL_MISSING = (
 )
 
 
-def equal_trees(a, b):
-    leaves_a, tree_a = jax.tree.flatten(a)
-    leaves_b, tree_b = jax.tree.flatten(b)
-    assert tree_a == tree_b
-    for x, y in zip(leaves_a, leaves_b):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-
-
 def test_agents_spaces_and_dict_outputs_follow_the_contract():
     env = make_jaxmarl("PrisonersDilemma-v0", reward="cooperative")
     assert env.agents == ["agent_0", "agent_1"] and env.num_agents == 2 and env.name == "PrisonersDilemma-v0"
@@ -73,7 +65,7 @@ def test_step_is_the_rewarded_env_step_with_the_first_half_of_the_key():
         assert bool(dones["__all__"]) == bool(done) is False
 
 
-def test_auto_reset_follows_jaxmarl_and_keeps_the_layer_state():
+def test_auto_reset_follows_jaxmarl_and_keeps_the_layer_state(assert_trees_equal):
     env = make_jaxmarl("PrisonersDilemma-v0", reward="cooperative+0.1*count", max_steps=2)
     _, state = env.reset(jax.random.PRNGKey(0))
     actions = {a: jnp.int32(1) for a in env.agents}
@@ -84,16 +76,16 @@ def test_auto_reset_follows_jaxmarl_and_keeps_the_layer_state():
     obs_st, state_st, rewards_st, dones_st, infos_st = env.step_env(key_step, state, actions)
     obs_re, state_re = env.reset(key_reset)
     assert bool(dones["__all__"]) and all(bool(dones[a]) for a in env.agents)
-    equal_trees(obs, obs_re)  # the next episode's first observations
-    equal_trees(new_state.env, state_re.env)
-    equal_trees(new_state.layer, state_st.layer)  # the layer state carries over
-    equal_trees((rewards, dones, infos), (rewards_st, dones_st, infos_st))  # the finished step's
+    assert_trees_equal(obs, obs_re)  # the next episode's first observations
+    assert_trees_equal(new_state.env, state_re.env)
+    assert_trees_equal(new_state.layer, state_st.layer)  # the layer state carries over
+    assert_trees_equal((rewards, dones, infos), (rewards_st, dones_st, infos_st))  # the finished step's
     assert not np.array_equal(env.stack(obs), env.stack(obs_st))
     _, given = env.reset(jax.random.PRNGKey(9))
     given = RewardedState(env.step(jax.random.PRNGKey(4), given, actions)[1].env, given.layer)  # a mid-episode state
     obs_given, state_given, *_ = env.step(key, state, actions, given)
-    equal_trees(obs_given, env.get_obs(given))
-    equal_trees(state_given.env, given.env)
+    assert_trees_equal(obs_given, env.get_obs(given))
+    assert_trees_equal(state_given.env, given.env)
 
 
 def test_infos_hold_one_value_per_agent_so_ippo_can_reshape_them_to_actors():
@@ -110,7 +102,7 @@ def test_infos_hold_one_value_per_agent_so_ippo_can_reshape_them_to_actors():
     assert dones["__all__"].shape == (num_envs,)
 
 
-def test_continuous_envs_take_one_element_box_actions_inside_the_env_bounds():
+def test_continuous_envs_take_one_element_box_actions_inside_the_env_bounds(assert_trees_equal):
     env = make_jaxmarl("TrustDilemma-v0")
     low, high = (np.asarray(b) for b in env.rewarded.action_bounds(env.params))
     for i, agent in enumerate(env.agents):
@@ -122,7 +114,7 @@ def test_continuous_envs_take_one_element_box_actions_inside_the_env_bounds():
     _, state = env.reset(jax.random.PRNGKey(0))
     scalar = env.step(jax.random.PRNGKey(1), state, {a: jnp.float32(3.0) for a in env.agents})
     boxed = env.step(jax.random.PRNGKey(1), state, {a: jnp.array([3.0]) for a in env.agents})
-    equal_trees(scalar, boxed)
+    assert_trees_equal(scalar, boxed)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jaxmarl") is None, reason=JAXMARL_MISSING)
