@@ -23,6 +23,8 @@ from pathlib import Path
 
 import jax
 
+from motivegym.core.cpu_defaults import switched_off
+
 OPT_OUT_VARIABLE = "MOTIVEGYM_COMPILATION_CACHE"
 DIRECTORY_VARIABLE = "MOTIVEGYM_CACHE_DIR"
 #: programs that compile faster than this are not written (they are as fast to recompile as to load)
@@ -39,17 +41,13 @@ def cache_directory() -> Path:
     return Path(base).expanduser() / "motivegym" / "jax"
 
 
-def opted_out() -> bool:
-    return os.environ.get(OPT_OUT_VARIABLE, "1").strip().lower() in {"0", "false", "no", "off"}
-
-
 def enable_compilation_cache() -> Path | None:
     """Point JAX's persistent compilation cache at :func:`cache_directory`; returns it, or ``None`` when left alone.
 
     Left alone: opted out, the user set a cache directory, or the directory cannot be created (a read-only
     home): a cold start is slower but nothing fails.
     """
-    if opted_out() or os.environ.get("JAX_COMPILATION_CACHE_DIR") or jax.config.jax_compilation_cache_dir:
+    if switched_off(OPT_OUT_VARIABLE) or os.environ.get("JAX_COMPILATION_CACHE_DIR") or jax.config.jax_compilation_cache_dir:
         return None
     directory = cache_directory()
     try:

@@ -29,6 +29,11 @@ SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
 OPT_OUT_VARIABLE = "MOTIVEGYM_XLA_DEFAULTS"
 
 
+def switched_off(variable: str) -> bool:
+    """Whether the environment variable ``variable`` turns a motivegym default off (``0``, ``false``, ``no``, ``off``)."""
+    return os.environ.get(variable, "1").strip().lower() in {"0", "false", "no", "off"}
+
+
 def backends_initialized() -> bool:
     """Whether JAX has created its backends (after which XLA flags and client settings no longer apply)."""
     from jax._src import xla_bridge
@@ -43,7 +48,7 @@ def apply_cpu_defaults() -> dict[str, bool]:
     (the settings would silently not take effect) or when ``MOTIVEGYM_XLA_DEFAULTS=0``.
     """
     applied = {"sequential_scheduler": False, "inline_dispatch": False}
-    if os.environ.get(OPT_OUT_VARIABLE, "1").strip().lower() in {"0", "false", "no", "off"}:
+    if switched_off(OPT_OUT_VARIABLE):
         return applied
     if backends_initialized():
         return applied
