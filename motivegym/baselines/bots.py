@@ -1,0 +1,210 @@
+"""Named scripted co-players ("bots") for the dilemma envs: the background populations of scenarios and the
+cooperator/defector policies of Schelling diagrams.
+
+Every dilemma env has three roles, looked up with ``make_bot(env_id, role)``:
+
+* ``cooperator`` — the "exploitable partner": cooperates unconditionally;
+* ``reciprocator`` — cooperates first, then returns what its partners did (absent in the grid envs, whose
+  scripted policies do not observe who did what);
+* ``defector`` — the selfish strategy of the env's equilibrium.
+
+What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
+
+* coopetition envs (continuous, ``a_i ∈ [0, e_i]``): ``Constant(1.0)`` / ``TitForTat(relative=True)`` (copies
+  the partners' mean cooperation rate ``a_j/e_j``) / ``Constant(0.0)``;
+* two-player matrix games (PrisonersDilemma, StagHunt, Chicken; action 0 = cooperate): always 0 /
+  tit-for-tat (0 first, then the partner's last action, read from the observation) / always 1;
+* PublicGoodsPunishment: full contribution, never punishes / conditional cooperator (Fischbacher et al.
+  2001): full contribution first, then the partners' mean contribution of the last round rounded to a
+  level, and punishes free riders / contributes nothing, never punishes;
+* DonorGame (1 = give): always gives / discriminator (Nowak & Sigmund 1998): gives iff the recipient's
+  image score is ≥ 0 / never gives;
+* Harvest: restrained forager ``GridForager(restraint=4)`` (the scripted optimum profile) / — / greedy
+  forager that tags ``GridForager(restraint=0, tag=True)`` (the scripted equilibrium's selfish strategy);
+* Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags;
+* CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``.
+
+Bots are ordinary joint policies (:class:`motivegym.baselines.policies.Policy`): they emit every agent's
+action; a scenario keeps the background slots' actions only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from motivegym.baselines.heuristics import CoinChaser, GridForager
+from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
+from motivegym.core.env import FunctionalEnv
+
+Array = jax.Array
+
+ROLES = ("cooperator", "reciprocator", "defector")
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedAction(Policy):
+    """Every agent plays discrete action ``action`` every step."""
+
+    action: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"action:{self.action}"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        check_discrete(env, self.name)
+        k = env.num_actions(params)
+        if not 0 <= self.action < k:
+            raise ValueError(f"{env.name}: action {self.action} out of range (the env has {k} actions)")
+        return {"actions": jnp.full(env.n_agents(params), self.action, jnp.int32)}
+
+    def __call__(self, key, obs, state):
+        return state["actions"], state
+
+
+@dataclasses.dataclass(frozen=True)
+class MatrixTitForTat(Policy):
+    """Two-player matrix games: cooperate (action 0) in round 1, then play the partner's last action.
+
+    Reads the memory-1 observation ``[own last (k), partner's last (k), first round, t/T]``."""
+
+    @property
+    def name(self) -> str:
+        return "titfortat"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        check_discrete(env, self.name)
+        return {"k": jnp.zeros(env.num_actions(params))}
+
+    def __call__(self, key, obs, state):
+        k = state["k"].shape[0]
+        partner_last = jnp.argmax(obs[:, k : 2 * k], axis=-1)
+        first_round = obs[:, 2 * k] > 0.5
+        return jnp.where(first_round, 0, partner_last).astype(jnp.int32), state
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicGoodsBot(Policy):
+    """PublicGoodsPunishment: contribute ``level`` (a fraction of the endowment, or ``"match"`` = the partners'
+    mean contribution of the last round, full in round 1) and punish free riders iff ``punish``."""
+
+    level: float | str = 1.0
+    punish: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"public_goods(level={self.level}, punish={self.punish})"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        check_discrete(env, self.name)
+        if self.level != "match" and not 0.0 <= float(self.level) <= 1.0:
+            raise ValueError(f"level must be a fraction in [0, 1] or 'match', got {self.level!r}")
+        return {"levels": jnp.int32(env.num_actions(params)), "n": jnp.zeros(env.n_agents(params))}
+
+    def __call__(self, key, obs, state):
+        n, top = state["n"].shape[0], state["levels"] - 1
+        punish_phase = obs[:, 0] > 0.5
+        if self.level == "match":
+            own, mean = obs[:, 1], obs[:, 2 + n]
+            partners = (n * mean - own) / (n - 1)
+            first_round = obs[:, -1] <= 0.0
+            fraction = jnp.where(first_round, 1.0, partners)
+        else:
+            fraction = jnp.full((n,), float(self.level))
+        contribute = jnp.round(fraction * top).astype(jnp.int32)
+        return jnp.where(punish_phase, jnp.int32(self.punish), contribute), state
+
+
+@dataclasses.dataclass(frozen=True)
+class Discriminator(Policy):
+    """DonorGame: give (action 1) iff the shown recipient's image score is ≥ 0 (observation entry 0)."""
+
+    @property
+    def name(self) -> str:
+        return "discriminator"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        check_discrete(env, self.name)
+        return {}
+
+    def __call__(self, key, obs, state):
+        return (obs[:, 0] >= 0.0).astype(jnp.int32), state
+
+
+def check_discrete(env: FunctionalEnv, policy: str) -> None:
+    if env.action_kind != "discrete":
+        raise ValueError(f"{env.name}: the {policy} bot needs discrete actions, got action_kind={env.action_kind!r}")
+
+
+def _every_agent_cleans(env: FunctionalEnv, params: Any) -> Policy:
+    return GridForager(cleaners=env.n_agents(params))
+
+
+MATRIX_PAIR = {"cooperator": lambda env, params: FixedAction(0), "reciprocator": lambda env, params: MatrixTitForTat(),
+               "defector": lambda env, params: FixedAction(1)}  # fmt: skip
+#: env name (without "-v0") → role → ``factory(env, params) -> Policy``; coopetition envs use COOPETITION_BOTS
+BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
+    "PrisonersDilemma": MATRIX_PAIR,
+    "StagHunt": MATRIX_PAIR,
+    "Chicken": MATRIX_PAIR,
+    "PublicGoodsPunishment": {
+        "cooperator": lambda env, params: PublicGoodsBot(1.0, punish=False),
+        "reciprocator": lambda env, params: PublicGoodsBot("match", punish=True),
+        "defector": lambda env, params: PublicGoodsBot(0.0, punish=False),
+    },
+    "DonorGame": {
+        "cooperator": lambda env, params: FixedAction(1),
+        "reciprocator": lambda env, params: Discriminator(),
+        "defector": lambda env, params: FixedAction(0),
+    },
+    "Harvest": {
+        "cooperator": lambda env, params: GridForager(restraint=4),
+        "defector": lambda env, params: GridForager(restraint=0, tag=True),
+    },
+    "Cleanup": {"cooperator": _every_agent_cleans, "defector": lambda env, params: GridForager(restraint=0, tag=True)},
+    "CoinGame": {
+        "cooperator": lambda env, params: CoinChaser(own_only=True),
+        "defector": lambda env, params: CoinChaser(own_only=False),
+    },
+}
+COOPETITION_BOTS: dict[str, Callable[[FunctionalEnv, Any], Policy]] = {
+    "cooperator": lambda env, params: Constant(1.0),
+    "reciprocator": lambda env, params: TitForTat(relative=True),
+    "defector": lambda env, params: Constant(0.0),
+}
+
+
+def bot_table(env_id: str) -> dict[str, Callable[[FunctionalEnv, Any], Policy]]:
+    """The roles available on ``env_id`` (``ValueError`` for an env without bots)."""
+    from motivegym.core.registry import get_spec
+
+    spec = get_spec(env_id)
+    if spec.family == "coopetition":
+        return COOPETITION_BOTS
+    name = spec.id.removesuffix("-v0")
+    if name not in BOT_TABLE:
+        with_bots = ", ".join(f"{n}-v0" for n in BOT_TABLE)
+        raise ValueError(f"{spec.id} has no scripted bots; envs with bots: every coopetition env, {with_bots}")
+    return BOT_TABLE[name]
+
+
+def bot_roles(env_id: str) -> tuple[str, ...]:
+    """The roles ``make_bot`` accepts on ``env_id``, in ``ROLES`` order."""
+    return tuple(role for role in ROLES if role in bot_table(env_id))
+
+
+def make_bot(env_id: str, role: str, env: FunctionalEnv | None = None, params: Any = None) -> Policy:
+    """The scripted ``role`` bot of ``env_id`` (a joint policy); ``env``/``params`` default to ``make_jax(env_id)``."""
+    table = bot_table(env_id)
+    if role not in table:
+        raise ValueError(f"{env_id}: no {role!r} bot; roles on this env: {', '.join(bot_roles(env_id))}")
+    if env is None:
+        from motivegym.core.registry import make_jax
+
+        env, params = make_jax(env_id)
+    return table[role](env, params)
