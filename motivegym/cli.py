@@ -125,6 +125,12 @@ def command_report(args: argparse.Namespace) -> int:
     return report_cli(args.dir)
 
 
+def command_scenario(args: argparse.Namespace) -> int:
+    from motivegym.experiments.scenarios import scenario_cli
+
+    return scenario_cli(args)
+
+
 def command_docs(args: argparse.Namespace) -> int:
     from motivegym.envdocs import write_environment_docs
 
@@ -226,6 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="tables with bootstrap CIs, rankings and figures from a sweep directory")
     p.add_argument("dir")
     p.set_defaults(func=command_report)
+
+    p = sub.add_parser("scenario", help="focal policies among background bots (held-out co-players): list | run")
+    p.add_argument("action", choices=("list", "run"))
+    p.add_argument("names", nargs="*", help="scenario names (ENV/ROLE), env ids (all their scenarios) or 'all'")
+    p.add_argument("--env", default=None, help="list: only this env's scenarios")
+    p.add_argument("--focal", default="random", help="focal policy spec: random | constant:<level> | bot:<role> | checkpoint:PATH | ...")
+    p.add_argument("--episodes", type=int, default=None, help="episodes per focal seed (default: the scenario's, 32)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the episode keys (the same for every focal policy)")
+    p.add_argument("--out", default=None, help="CSV path for the results table")
+    p.set_defaults(func=command_scenario)
 
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")

@@ -225,6 +225,50 @@ class Reciprocal(Policy):
         return actions, new_state
 
 
+@dataclasses.dataclass(frozen=True)
+class Mixed(Policy):
+    """A population of two joint policies: slots with ``state["focal"][i]`` act by ``focal``, the others by
+    ``background`` (both see the full observation and emit every agent's action; each slot keeps its own).
+
+    Its state is ``{"focal": bool [n], "focal_state", "background_state"}`` (:meth:`init_states`). A policy that
+    records its previous joint action (``last_actions``, the coopetition reference policies) gets the
+    executed joint action written back, so a tit-for-tat background reacts to what the focal agents did.
+    """
+
+    focal: Policy
+    background: Policy
+
+    @property
+    def name(self) -> str:
+        return f"{self.focal.name} among {self.background.name}"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        raise TypeError("Mixed needs its focal slots: use init_states(focal_mask, focal_state, background_state)")
+
+    @staticmethod
+    def init_states(focal_mask: Any, focal_state: PolicyState, background_state: PolicyState) -> PolicyState:
+        return {"focal": jnp.asarray(focal_mask, bool), "focal_state": focal_state, "background_state": background_state}
+
+    def __call__(self, key, obs, state):
+        focal_key, background_key = jax.random.split(key)
+        focal_actions, focal_state = self.focal(focal_key, obs, state["focal_state"])
+        background_actions, background_state = self.background(background_key, obs, state["background_state"])
+        mask = state["focal"].reshape(state["focal"].shape + (1,) * (focal_actions.ndim - 1))
+        actions = jnp.where(mask, focal_actions, background_actions)
+        return actions, {
+            "focal": state["focal"],
+            "focal_state": executed_record(focal_state, actions),
+            "background_state": executed_record(background_state, actions),
+        }
+
+
+def executed_record(state: PolicyState, actions: Array) -> PolicyState:
+    """``state`` with ``last_actions`` (if it keeps one) replaced by the executed joint action, clipped to the bounds."""
+    if not isinstance(state, dict) or "last_actions" not in state:
+        return state
+    return {**state, "last_actions": jnp.clip(actions, state["low"], state["high"]).astype(state["last_actions"].dtype)}
+
+
 # ----------------------------------------------------------------------------------------------
 # episode rollout (one episode; vmap it over keys and/or policy states)
 # ----------------------------------------------------------------------------------------------
