@@ -131,6 +131,12 @@ def command_scenario(args: argparse.Namespace) -> int:
     return scenario_cli(args)
 
 
+def command_crossplay(args: argparse.Namespace) -> int:
+    from motivegym.experiments.crossplay import crossplay_cli
+
+    return crossplay_cli(args)
+
+
 def command_docs(args: argparse.Namespace) -> int:
     from motivegym.envdocs import write_environment_docs
 
@@ -242,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the episode keys (the same for every focal policy)")
     p.add_argument("--out", default=None, help="CSV path for the results table")
     p.set_defaults(func=command_scenario)
+
+    p = sub.add_parser("crossplay", help="populations trained under different reward layers against each other (a sweep's checkpoints)")
+    p.add_argument("dir", help="a sweep directory (motivegym sweep --out DIR) with checkpoints")
+    p.add_argument("--envs", default=None, help="comma-separated env ids (default: every env of the sweep)")
+    p.add_argument("--algos", default=None, help="comma-separated algorithms (default: every algorithm of the sweep)")
+    p.add_argument("--episodes", type=int, default=8, help="episodes per seed pair and cell")
+    p.add_argument("--seed", type=int, default=0, help="seed of the episode keys")
+    p.add_argument("--out", default=None, help="output directory (default DIR/crossplay)")
+    p.set_defaults(func=command_crossplay)
 
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")

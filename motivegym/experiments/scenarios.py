@@ -131,9 +131,16 @@ def checkpoint_population(path: str, env_id: str, env: FunctionalEnv, params: An
     states = [p.init(env, params) for p in policies]
     if len(files) == 1:
         return policies[0], states[0], False
-    if len({p.structure_key() for p in policies}) != 1:
+    if len({population_key(p.metadata) for p in policies}) != 1:
         raise ValueError(f"the checkpoints in {path} differ in algorithm or network shape; give one population per directory")
     return policies[0], jax.tree.map(lambda *leaves: np.stack(leaves), *states), True
+
+
+def population_key(metadata: dict[str, Any]) -> str:
+    """What checkpoints must share to be seeds of one population: env, algorithm, sharing and network config."""
+    import json
+
+    return json.dumps([metadata.get(k) for k in ("env_id", "env_kwargs", "algo", "sharing", "config", "bins")], sort_keys=True, default=str)
 
 
 @dataclasses.dataclass
