@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from motivegym.baselines.policies import LearnedPolicy
 from motivegym.baselines.train import ALGORITHMS, TEAM_REWARD_ALGORITHMS, VALUE_ALGORITHMS
 from motivegym.core.social_metrics import SOCIAL_METRICS
 
@@ -244,17 +245,6 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
-
-
-@dataclasses.dataclass(frozen=True)
-class LearnedPolicy:
-    """A trained learner's greedy policy as a reference-policy callable (for ``rollout_batch``);
-    its state is ``{"networks", "obs_stats"}`` of the learner's runner."""
-
-    learner: Any
-
-    def __call__(self, key, obs, state):
-        return self.learner.greedy_actions(state, obs), state
 
 
 def evaluate_policy_states(env, params, layers: tuple, policy: Any, policy_states: Any, episodes: int) -> Any:
