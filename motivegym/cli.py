@@ -37,8 +37,11 @@ def command_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def rollout_policy(policy: str, action_space, rng: np.random.Generator):
-    """A host-side action source for ``motivegym run``: ``random`` or ``constant:<fraction of each endowment>``."""
+def rollout_policy(policy: str, action_space, rng: np.random.Generator, env=None):
+    """A host-side action source for ``motivegym run``: ``random``, ``constant:<fraction of each endowment>`` or
+    ``checkpoint:<path>`` (the greedy policy of a trained baseline; ``env`` is the Gymnasium env it acts in)."""
+    if policy.startswith("checkpoint:"):
+        return checkpoint_actor(policy, env, rng)
     if policy == "random":
         return lambda: rng.uniform(action_space.low, action_space.high).astype(np.float32)
     if policy.startswith("constant:"):
@@ -46,7 +49,27 @@ def rollout_policy(policy: str, action_space, rng: np.random.Generator):
         if not 0.0 <= level <= 1.0:
             raise SystemExit(f"constant level must be in [0, 1], got {level}")
         return lambda: (level * action_space.high).astype(np.float32)
-    raise SystemExit(f"unknown policy {policy!r}; use 'random' or 'constant:<level>'")
+    raise SystemExit(f"unknown policy {policy!r}; use 'random', 'constant:<level>' or 'checkpoint:<path>'")
+
+
+def checkpoint_actor(policy: str, env, rng: np.random.Generator):
+    """Greedy actions of a checkpoint on the host: the jitted policy applied to the per-agent observations
+    ``[n_agents, obs_size]`` of the env's current JAX state (the Gymnasium observation is the global state)."""
+    import jax
+
+    from motivegym.baselines.checkpoint import CheckpointPolicy
+
+    core = env.unwrapped
+    actor = CheckpointPolicy.from_spec(policy)
+    state = actor.init(core.core_env, core.params)  # ValueError unless the env and its params match the checkpoint
+    act = jax.jit(lambda key, obs: actor(key, obs, state)[0])
+    key = jax.random.PRNGKey(int(rng.integers(2**31)))
+
+    def next_action() -> np.ndarray:
+        obs = core.core_env.observe(core.env_state(), core.params)
+        return np.asarray(act(key, obs), env.action_space.dtype)
+
+    return next_action
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -54,19 +77,27 @@ def command_run(args: argparse.Namespace) -> int:
 
     import motivegym  # noqa: F401
 
-    env_id = f"motivegym/{motivegym.get_spec(args.env).id}"
+    env_name, env_kwargs = args.env or "TrustDilemma-v0", parse_env_kwargs(args.param)
+    if args.env is None and args.policy.startswith("checkpoint:"):  # the env (and params) the checkpoint was trained on
+        from motivegym.baselines.checkpoint import read_metadata
+
+        metadata = read_metadata(args.policy.split(":", 1)[1])
+        env_name, env_kwargs = metadata["env_id"], env_kwargs or metadata["env_kwargs"]
+    env_id = f"motivegym/{motivegym.get_spec(env_name).id}"
     # vector rewards are intended (one per agent); check_env is run by the test suite
-    env = gymnasium.make(env_id, reward=args.reward, scalarize=None, disable_env_checker=True, **parse_env_kwargs(args.param))
-    policy = rollout_policy(args.policy, env.action_space, np.random.default_rng(args.seed))
+    env = gymnasium.make(env_id, reward=args.reward, scalarize=None, disable_env_checker=True, **env_kwargs)
+    policy = rollout_policy(args.policy, env.action_space, np.random.default_rng(args.seed), env)
     obs, info = env.reset(seed=args.seed)
     names = env.unwrapped.agent_names
-    print(f"{args.env}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}")
+    print(f"{env_name}  reward={env.unwrapped.reward_layer.name}  agents={', '.join(names)}  policy={args.policy}  seed={args.seed}")
     print(f"{'t':>4}  {'actions':<28} {'payoffs':<28} {'rewards':<28} {'mean trust':>10}")
     payoff_total = np.zeros(len(names))
     reward_total = np.zeros(len(names))
     fmt = lambda v: " ".join(f"{x:8.2f}" for x in v[:3]) + (" …" if len(v) > 3 else "")  # noqa: E731
     for t in range(1, args.steps + 1):
-        obs, reward, terminated, truncated, info = env.step(policy())
+        action = policy()
+        obs, reward, terminated, truncated, info = env.step(action)
+        info.setdefault("actions", np.atleast_1d(action))  # envs whose info does not echo the joint action (matrix games)
         payoff_total += info["payoffs"]
         reward_total += info["rewards"]
         trust = float(info.get("mean_trust", np.nan))
@@ -154,9 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=command_list)
 
     p = sub.add_parser("run", help="roll out one episode through gymnasium.make and print it")
-    p.add_argument("env", nargs="?", default="TrustDilemma-v0")
+    p.add_argument("env", nargs="?", default=None, help="env id (default TrustDilemma-v0, or a checkpoint policy's env and params)")
     p.add_argument("--reward", default=None, help="reward layer (default: the env's registry default)")
-    p.add_argument("--policy", default="random", help="'random' or 'constant:<level>'")
+    p.add_argument(
+        "--policy", default="random", help="'random', 'constant:<level>' or 'checkpoint:<path>' (a trained baseline, docs/checkpoints.md)"
+    )
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--param", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
@@ -186,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate a reference policy")
     p.add_argument("env")
-    p.add_argument("policy", help="constant:<level> | random | titfortat | oracle:<name>")
+    p.add_argument("policy", help="constant:<level> | random | titfortat | oracle:<name> | checkpoint:<path> (docs/checkpoints.md)")
     p.add_argument("--reward", default="integrated")
     p.add_argument("--episodes", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)

@@ -269,6 +269,24 @@ def executed_record(state: PolicyState, actions: Array) -> PolicyState:
     return {**state, "last_actions": jnp.clip(actions, state["low"], state["high"]).astype(state["last_actions"].dtype)}
 
 
+@dataclasses.dataclass(frozen=True)
+class LearnedPolicy(Policy):
+    """A trained learner's greedy policy (``learner.greedy_actions``: Beta mean / argmax) as a policy callable.
+
+    Its state is ``{"networks", "obs_stats"}`` of the learner's runner (one run, or batched for a vmap);
+    the actions are in the action space of ``learner.env`` (bin indices for a ``DiscretizedActions`` env).
+    """
+
+    learner: Any
+
+    @property
+    def name(self) -> str:
+        return "learned"
+
+    def __call__(self, key, obs, state):
+        return self.learner.greedy_actions(state, obs), state
+
+
 # ----------------------------------------------------------------------------------------------
 # episode rollout (one episode; vmap it over keys and/or policy states)
 # ----------------------------------------------------------------------------------------------

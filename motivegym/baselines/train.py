@@ -2,8 +2,10 @@
 
 ``ALGO`` is ``ippo``/``mappo`` (``ppo.py``) or ``iql``/``vdn``/``qmix`` (``value_based.py``; continuous
 envs are discretised into ``--bins`` actions per agent with ``DiscretizedActions``).
-Writes ``learning_curve.csv`` (one row per seed × update), ``learning_curve.png`` and
-``checkpoint.npz`` (final network parameters and observation statistics per seed) to ``--out``.
+Writes ``learning_curve.csv`` (one row per seed × update), ``learning_curve.png`` and one checkpoint per
+seed, ``checkpoints/seed<s>.safetensors`` (the trained greedy policy with its env, params digest, reward,
+config and versions: ``motivegym/baselines/checkpoint.py``, ``docs/checkpoints.md``) to ``--out``; evaluate
+one with ``motivegym eval ENV checkpoint:OUT/checkpoints/seed0.safetensors``.
 """
 
 from __future__ import annotations
@@ -89,20 +91,32 @@ def train_cli(
             for u in range(config.num_updates):
                 writer.writerow([s, u, (u + 1) * steps_per_update, int(episodes[s, u]), float(payoff[s, u].sum())] + payoff[s, u].tolist() + reward_curve[s, u].tolist())
     plot_learning_curve(payoff.sum(-1), episodes, steps_per_update, out_dir / "learning_curve.png", f"{algo.upper()} on {env_id} ({reward} reward)")
-    flat = {f"seed{s}/{'/'.join(map(str, path))}": np.asarray(leaf[s]) for s in range(seeds) for path, leaf in _leaves(runners["networks"])}
-    flat.update({f"seed{s}/obs_mean": np.asarray(runners["obs_stats"].mean[s]) for s in range(seeds)})
-    flat.update({f"seed{s}/obs_var": np.asarray(runners["obs_stats"].var[s]) for s in range(seeds)})
-    np.savez(out_dir / "checkpoint.npz", **flat)
+    checkpoint_paths = save_seed_checkpoints(learner, runners, out_dir / "checkpoints", algo=algo, env_id=env_id, reward=reward,
+                                             seed=seed, steps=config.num_updates * steps_per_update)
     evaluate = jax.jit(jax.vmap(lambda runner: episode_payoffs(learner, runner, jax.random.PRNGKey(seed + 1), 32).sum(-1).mean()))
     evaluation = np.asarray(evaluate(runners)).tolist()
     print(f"trained {seeds} seeds × {config.num_updates * steps_per_update:,} env-steps in {wall:.1f} s (compile included)")
     print(f"greedy evaluation welfare per seed: {np.round(evaluation, 2).tolist()}  (mean {np.mean(evaluation):.2f})")
-    print(f"wrote {out_dir / 'learning_curve.csv'}, {out_dir / 'learning_curve.png'}, {out_dir / 'checkpoint.npz'}")
+    print(f"wrote {out_dir / 'learning_curve.csv'}, {out_dir / 'learning_curve.png'} and {len(checkpoint_paths)} checkpoint(s): "
+          f"{', '.join(str(p) for p in checkpoint_paths)}")  # fmt: skip
     return 0
 
 
-def _leaves(tree):
-    return [(tuple(getattr(k, "key", getattr(k, "idx", k)) for k in path), leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
+def save_seed_checkpoints(
+    learner, runners: dict, directory: Path, *, algo: str, env_id: str, reward: str, seed: int, steps: int
+) -> list[Path]:
+    """``directory/seed<s>.safetensors`` for every seed ``s`` of the vmapped ``runners`` (keys ``split(PRNGKey(seed), seeds)[s]``)."""
+    from motivegym.baselines.checkpoint import save_checkpoint
+
+    seeds = int(np.shape(runners["obs_stats"].count)[0])
+    paths = []
+    for s in range(seeds):
+        state = jax.tree.map(lambda leaf, s=s: np.asarray(leaf[s]), {"networks": runners["networks"], "obs_stats": runners["obs_stats"]})
+        paths.append(
+            save_checkpoint(directory / f"seed{s}.safetensors", learner, state, env_id=env_id, reward=reward, algo=algo, seed=s,
+                            steps=steps, extra={"base_seed": seed, "run_key": f"jax.random.split(PRNGKey({seed}), {seeds})[{s}]"})
+        )  # fmt: skip
+    return paths
 
 
 def plot_learning_curve(welfare: np.ndarray, episodes: np.ndarray, steps_per_update: int, path: Path, title: str) -> None:

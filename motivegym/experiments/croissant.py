@@ -69,6 +69,7 @@ COLUMN_TYPES: dict[str, tuple[str, str]] = {
     "run_id": ("sc:Text", "the run's file name under runs/ (a digest of every setting that changes a result)"),
     "motivegym_version": ("sc:Text", "motivegym version"),
     "jax_version": ("sc:Text", "jax version"),
+    "checkpoint": ("sc:Text", "the run's final policy (safetensors, docs/checkpoints.md) relative to the sweep directory; on the end-of-budget row"),
 }
 
 

@@ -19,7 +19,9 @@ episodes:
   not an optimum, so this column can be positive and is not comparable across reward layers.
 
 Policy names: ``constant:<level>`` (fraction of each agent's own endowment), ``random``, ``titfortat``
-(``titfortat:relative``), ``oracle:<name>`` with ``<name>`` one of ``motivegym.baselines.oracles.ORACLE_NAMES``.
+(``titfortat:relative``), ``oracle:<name>`` with ``<name>`` one of ``motivegym.baselines.oracles.ORACLE_NAMES``,
+``checkpoint:<path>``: the greedy policy of a trained baseline's checkpoint (``docs/checkpoints.md``; the env
+and its params must be the ones it was trained on).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from motivegym.reward_layers import RewardLayer, reward_layer
 
 POLICY_NAMES = ("constant:<level>", "random", "titfortat", "titfortat:relative") + tuple(
     f"oracle:{n}" for n in ORACLE_NAMES
-)
+) + ("checkpoint:<path>",)
 
 
 def make_policy(name: str | Policy, reward: str | RewardLayer = "integrated") -> Policy:
@@ -62,6 +64,12 @@ def make_policy(name: str | Policy, reward: str | RewardLayer = "integrated") ->
         return TitForTat(relative=argument == "relative")
     if kind == "oracle":
         return OraclePolicy(canonical_oracle_name(argument), reward)
+    if kind == "checkpoint":
+        from motivegym.baselines.checkpoint import CheckpointPolicy
+
+        if not argument:
+            raise ValueError(f"a checkpoint policy needs a file, e.g. 'checkpoint:runs/train/checkpoints/seed0.safetensors', got {name!r}")
+        return CheckpointPolicy(argument)
     raise ValueError(f"unknown policy {name!r}; valid policies: {', '.join(POLICY_NAMES)}")
 
 

@@ -22,6 +22,12 @@ reuses a finished run. A run file that cannot be read is reported by name, moved
 and recomputed. A group that crashes is recorded in ``OUT/failures/`` and the sweep goes on.
 ``OUT/results.csv`` (one row per run × checkpoint, see ``RESULT_COLUMNS``) and its Croissant metadata
 ``OUT/croissant.json`` are rebuilt from the run files at the end.
+
+Trained policies: every trained run's final greedy policy is saved (``save_checkpoints``, default on) as
+``OUT/checkpoints/<run>.safetensors`` (``motivegym.baselines.checkpoint``, ``docs/checkpoints.md``), written
+atomically **before** the run's JSON, so a resumed sweep never has a finished run without its policy; the
+row evaluated at the end of the budget names it in the ``checkpoint`` column (a path relative to ``OUT``).
+Evaluate one with ``motivegym eval ENV checkpoint:OUT/checkpoints/<run>.safetensors``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from motivegym.baselines.policies import LearnedPolicy
 from motivegym.baselines.train import ALGORITHMS, TEAM_REWARD_ALGORITHMS, VALUE_ALGORITHMS
 from motivegym.core.social_metrics import SOCIAL_METRICS
 
@@ -55,7 +62,7 @@ RESULT_COLUMNS = (
     "n_agents", "eval_episodes", "eval_seed", "welfare", "normalized_score", "gap_to_optimum_percent", "random_welfare",
     "nash_welfare", "optimum_welfare", "optimum_is_estimate", "payoff_returns", "reward_returns", "total_reward",
     "training_reward", "training_welfare", "cooperation_rate", "final_trust", "episode_length",
-    "efficiency", "equality", "sustainability", "peace", "wall_s", "run_id", "motivegym_version", "jax_version",
+    "efficiency", "equality", "sustainability", "peace", "wall_s", "run_id", "motivegym_version", "jax_version", "checkpoint",
 )  # fmt: skip
 
 
@@ -86,6 +93,8 @@ class SweepSpec:
     ``sharing``: ``"shared"`` (one network, agent one-hot input), ``"separate"`` (one per agent) or both.
     ``checkpoints``: fractions of the budget at which every run is evaluated (must end with 1.0).
     ``bins``: actions per agent when a value-based learner (IQL) meets a continuous env.
+    ``save_checkpoints``: write each trained run's final policy to ``OUT/checkpoints/<run>.safetensors``
+    (not a resume key: switching it never retrains a finished run).
     """
 
     envs: tuple[str, ...]
@@ -99,6 +108,7 @@ class SweepSpec:
     sharing: tuple[str, ...] = ("shared",)
     checkpoints: tuple[float, ...] = (0.25, 0.5, 1.0)
     bins: int = 11
+    save_checkpoints: bool = True
 
     def __post_init__(self):
         from motivegym.core.errors import check_names
@@ -244,17 +254,6 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
-
-
-@dataclasses.dataclass(frozen=True)
-class LearnedPolicy:
-    """A trained learner's greedy policy as a reference-policy callable (for ``rollout_batch``);
-    its state is ``{"networks", "obs_stats"}`` of the learner's runner."""
-
-    learner: Any
-
-    def __call__(self, key, obs, state):
-        return self.learner.greedy_actions(state, obs), state
 
 
 def evaluate_policy_states(env, params, layers: tuple, policy: Any, policy_states: Any, episodes: int) -> Any:
@@ -404,6 +403,7 @@ def run_group(
             pieces.append(metrics)
             done += chunk
         policy_states = {"networks": runners["networks"], "obs_stats": runners["obs_stats"]}
+        final_states = jax.device_get(policy_states)
         stats = evaluate_policy_states(env, params, layers, LearnedPolicy(learner), policy_states, spec.eval_episodes)
         evaluations.append((done * steps_per_update, jax.device_get(stats)))
     jax.block_until_ready(runners)
@@ -440,13 +440,40 @@ def run_group(
             )  # fmt: skip
         curve = {"update": list(range(1, payoff_curve.shape[1] + 1)), "welfare": payoff_curve[k].tolist(),
                  "reward": reward_curve[k].tolist(), "episodes": finished[k].tolist()}  # fmt: skip
-        records.append({"settings": settings, "rows": rows, "curve": curve})
+        record = {"settings": settings, "rows": rows, "curve": curve}
+        if spec.save_checkpoints:
+            record["checkpoint"] = run_checkpoint(learner, final_states, k, settings, done * steps_per_update)
+            rows[-1]["checkpoint"] = checkpoint_file(settings)
+        records.append(record)
     return records
 
 
+def checkpoint_file(settings: dict[str, Any]) -> str:
+    """Where a run's final policy is saved, relative to the sweep directory."""
+    return f"checkpoints/{run_name(settings)}.safetensors"
+
+
+def run_checkpoint(learner: Any, policy_states: Any, index: int, settings: dict[str, Any], steps: int) -> dict[str, Any]:
+    """``{"tensors", "metadata"}`` of run ``index`` of the group's batched ``policy_states`` (plain numpy, so it travels
+    back from a Ray worker); :func:`save_run` writes it."""
+    from motivegym.baselines.checkpoint import checkpoint_metadata, flatten_policy_state
+
+    state = jax.tree.map(lambda leaf: np.asarray(leaf[index]), policy_states)
+    metadata = checkpoint_metadata(
+        learner, env_id=settings["env"], env_kwargs={}, reward=settings["reward"], algo=settings["algo"], sharing=settings["sharing"],
+        seed=settings["seed"], steps=steps, extra={"run_name": run_name(settings), "settings": settings},
+    )  # fmt: skip
+    return {"tensors": flatten_policy_state(state), "metadata": metadata}
+
+
 def save_run(out: Path, record: dict[str, Any]) -> None:
-    """``OUT/runs/<run>.json`` (settings and rows) and, for trained runs, ``OUT/curves/<run>.csv``."""
+    """``OUT/runs/<run>.json`` (settings and rows) and, for trained runs, ``OUT/curves/<run>.csv`` and the policy
+    ``OUT/checkpoints/<run>.safetensors``; the run file is written last, so a finished run always has the others."""
     name = run_name(record["settings"])
+    if record.get("checkpoint"):
+        from motivegym.baselines.checkpoint import write_checkpoint
+
+        write_checkpoint(out / checkpoint_file(record["settings"]), record["checkpoint"]["tensors"], record["checkpoint"]["metadata"])
     curve = record.get("curve")
     if curve:
         lines = ["update,welfare,reward,episodes"] + [
@@ -586,7 +613,7 @@ def collect_results(out: Path, spec: SweepSpec | None = None) -> Path:
 
 NUMERIC_INT_COLUMNS = {"seed", "steps", "budget", "n_agents", "eval_episodes", "eval_seed"}
 TEXT_COLUMNS = {"env", "family", "mechanism", "tier", "algo", "sharing", "reward", "status", "error", "run_id",
-                "payoff_returns", "reward_returns", "motivegym_version", "jax_version"}  # fmt: skip
+                "payoff_returns", "reward_returns", "motivegym_version", "jax_version", "checkpoint"}  # fmt: skip
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 import csv
 
-import numpy as np
 import pytest
 
+from motivegym.baselines.checkpoint import load_checkpoint
 from motivegym.cli import main
 
 
@@ -14,9 +14,14 @@ def test_train_command_writes_curve_plot_and_checkpoint(tmp_path, capsys):
     rows = list(csv.DictReader(open(out / "learning_curve.csv")))
     assert len(rows) == 2 * 8 and {r["seed"] for r in rows} == {"0", "1"}
     assert (out / "learning_curve.png").stat().st_size > 1000
-    checkpoint = np.load(out / "checkpoint.npz")
-    assert any(k.startswith("seed1/actor") for k in checkpoint.files) and "seed0/obs_mean" in checkpoint.files
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["seed0.safetensors", "seed1.safetensors"]
+    checkpoint = load_checkpoint(out / "checkpoints" / "seed1.safetensors")
+    assert checkpoint.metadata["env_id"] == "TrustDilemma-v0" and checkpoint.metadata["algo"] == "ippo"
+    assert checkpoint.metadata["seed"] == 1 and checkpoint.metadata["steps"] == 2048 and checkpoint.metadata["reward"] == "private"
     assert "greedy evaluation welfare" in capsys.readouterr().out
+    # the checkpoint is a policy of `motivegym eval`
+    assert main(["eval", "TrustDilemma-v0", f"checkpoint:{out / 'checkpoints' / 'seed0.safetensors'}", "--episodes", "2"]) == 0
+    assert "policy checkpoint:" in capsys.readouterr().out
 
 
 def test_train_rejects_unknown_algorithm():

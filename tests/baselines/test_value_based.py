@@ -239,5 +239,7 @@ def test_train_command_discretises_and_writes_curve_and_checkpoint(tmp_path, cap
     assert len(rows) == 2 * 16 and {r["seed"] for r in rows} == {"0", "1"}
     assert np.isfinite(float(rows[-1]["welfare"]))
     assert (out / "learning_curve.png").stat().st_size > 1000
-    checkpoint = np.load(out / "checkpoint.npz")
-    assert any(k.startswith("seed1/q") for k in checkpoint.files) and any(k.startswith("seed0/mixer") for k in checkpoint.files)
+    from safetensors.numpy import load_file
+
+    assert any(k.startswith("networks/q/") for k in load_file(out / "checkpoints" / "seed1.safetensors"))
+    assert any(k.startswith("networks/mixer/") for k in load_file(out / "checkpoints" / "seed0.safetensors"))

@@ -83,10 +83,39 @@ def test_rerun_skips_completed_runs(tiny_sweep, monkeypatch, tiny_settings):
     def must_not_train(*args, **kwargs):
         raise AssertionError("a completed run was trained again")
 
+    checkpoints = {p.name: p.stat().st_mtime_ns for p in (out / "checkpoints").glob("*.safetensors")}
     monkeypatch.setattr(sweep, "run_group", must_not_train)
     run_sweep(SweepSpec(**tiny_settings), out, progress=False)
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")} == before
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "checkpoints").glob("*.safetensors")} == checkpoints
     assert not list(out.rglob("*.tmp"))
+
+
+def test_every_trained_run_saves_its_final_policy_and_the_checkpoint_reproduces_its_row(tiny_sweep):
+    from motivegym.baselines.checkpoint import load_checkpoint
+
+    out, path = tiny_sweep
+    rows = read_results(path)
+    final_rows = [r for r in rows if r["steps"] == r["budget"]]
+    assert len(list((out / "checkpoints").glob("*.safetensors"))) == len(final_rows) == 4
+    assert all(r["checkpoint"] is None for r in rows if r["steps"] != r["budget"])
+    for row in final_rows:
+        assert row["checkpoint"] == f"checkpoints/{row['run_id']}.safetensors"
+        metadata = load_checkpoint(out / row["checkpoint"]).metadata
+        assert (metadata["env_id"], metadata["algo"], metadata["sharing"]) == ("PrisonersDilemma-v0", "ippo", "shared")
+        assert (metadata["reward"], metadata["seed"], metadata["steps"]) == (row["reward"], row["seed"], row["budget"])
+        assert metadata["extra"]["run_name"] == row["run_id"]
+    # the saved policy, evaluated on the sweep's evaluation keys, gives the row's welfare
+    row = final_rows[0]
+    result = evaluate("PrisonersDilemma-v0", f"checkpoint:{out / row['checkpoint']}", row["reward"], row["eval_episodes"],
+                      seed=row["eval_seed"], compare_to_oracle=False)  # fmt: skip
+    assert result.welfare == pytest.approx(row["welfare"], rel=1e-5)
+
+
+def test_save_checkpoints_false_writes_none(tmp_path, tiny_settings):
+    rows = read_results(run_sweep(SweepSpec(**{**tiny_settings, "rewards": ("private",), "seeds": 1, "save_checkpoints": False}),
+                                  tmp_path, progress=False))  # fmt: skip
+    assert not (tmp_path / "checkpoints").exists() and all(r["checkpoint"] is None for r in rows)
 
 
 def test_resume_key_covers_every_setting_that_changes_a_result(tiny_sweep, tiny_settings):
