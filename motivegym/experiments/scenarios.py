@@ -20,7 +20,7 @@ of two in the two-player games; a majority otherwise, Melting Pot's "resident" m
 bot. Roles: ``cooperator`` (the exploitable partner), ``reciprocator`` (tit-for-tat-like), ``defector``.
 
 Focal policy specs: everything ``motivegym eval`` accepts (``random``, ``constant:<level>``, ``titfortat``,
-``oracle:<name>`` …), ``bot:<role>``, and ``checkpoint:PATH`` (a file, or a directory whose
+``oracle:<name>`` …), ``bot:<role>``, and ``checkpoint:PATH`` (a file, a directory or a glob pattern whose
 ``*.safetensors`` files are the seeds of one population); a :class:`~motivegym.baselines.policies.Policy` object
 with stacked ``focal_states`` (leading axis = seeds) from Python, e.g. :class:`motivegym.benchmark.JaxPolicy`.
 """
@@ -118,21 +118,26 @@ def resolve_population(spec: str | Policy, env_id: str, env: FunctionalEnv, para
 
 
 def checkpoint_population(path: str, env_id: str, env: FunctionalEnv, params: Any) -> tuple[Policy, PolicyState, bool]:
-    """A checkpoint file (one seed) or a directory of them (every ``*.safetensors``: the seeds, stacked)."""
+    """A checkpoint file (one seed), a directory of them (every ``*.safetensors``) or a glob pattern (a sweep's
+    ``OUT/checkpoints/ENV__ippo__shared__private__*``): the files are the seeds of one population, stacked."""
+    import glob
     from pathlib import Path
 
     from motivegym.baselines.checkpoint import CheckpointPolicy
 
     root = Path(path)
-    files = sorted(root.glob("**/*.safetensors")) if root.is_dir() else [root]
+    if any(c in path for c in "*?["):
+        files = sorted(Path(p) for p in glob.glob(path if path.endswith(".safetensors") else f"{path}.safetensors"))
+    else:
+        files = sorted(root.glob("**/*.safetensors")) if root.is_dir() else [root]
     if not files:
-        raise ValueError(f"checkpoint directory {path} holds no *.safetensors files")
+        raise ValueError(f"checkpoint population {path} matches no *.safetensors files")
     policies = [CheckpointPolicy(str(f)) for f in files]
     states = [p.init(env, params) for p in policies]
     if len(files) == 1:
         return policies[0], states[0], False
     if len({population_key(p.metadata) for p in policies}) != 1:
-        raise ValueError(f"the checkpoints in {path} differ in algorithm or network shape; give one population per directory")
+        raise ValueError(f"the checkpoints of {path} differ in reward layer, algorithm or network; give one population (e.g. a glob of one sweep cell)")
     return policies[0], jax.tree.map(lambda *leaves: np.stack(leaves), *states), True
 
 
@@ -140,7 +145,7 @@ def population_key(metadata: dict[str, Any]) -> str:
     """What checkpoints must share to be seeds of one population: env, algorithm, sharing and network config."""
     import json
 
-    return json.dumps([metadata.get(k) for k in ("env_id", "env_kwargs", "algo", "sharing", "config", "bins")], sort_keys=True, default=str)
+    return json.dumps([metadata.get(k) for k in ("env_id", "env_kwargs", "reward", "algo", "sharing", "config", "bins")], sort_keys=True, default=str)
 
 
 @dataclasses.dataclass

@@ -41,8 +41,12 @@ def test_a_checkpoint_directory_is_a_population_of_seeds_in_scenarios(sweep_dir,
     result = run_scenario("PrisonersDilemma-v0/reciprocator", f"checkpoint:{population}", episodes=2)
     assert result.seeds == 2 and result.focal_per_capita.n == 2
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="no \\*.safetensors"):
+    with pytest.raises(ValueError, match="matches no"):
         run_scenario("PrisonersDilemma-v0/reciprocator", f"checkpoint:{tmp_path / 'empty'}", episodes=2)
+    pattern = run_scenario("PrisonersDilemma-v0/reciprocator", f"checkpoint:{sweep_dir}/checkpoints/*__private__*", episodes=2)
+    assert pattern.focal_per_capita.estimate == result.focal_per_capita.estimate
+    with pytest.raises(ValueError, match="differ in reward layer"):
+        run_scenario("PrisonersDilemma-v0/reciprocator", f"checkpoint:{sweep_dir}/checkpoints", episodes=2)
     with pytest.raises(ValueError, match="trained on PrisonersDilemma-v0"):
         run_scenario("StagHunt-v0/defector", f"checkpoint:{population}", episodes=2)
 
