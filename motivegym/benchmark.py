@@ -25,7 +25,6 @@ draws the figures. ``examples/new_algorithm.py`` is a worked example.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -175,11 +174,9 @@ def train_and_score(
     algorithm: Algorithm, env_id: str, reward: str, seeds: list[int], steps: int, eval_episodes: int, cache_dir: Path
 ) -> list[dict]:
     """Train ``algorithm`` for every seed (one vmapped jitted call), score the final policies on payoffs."""
-    import motivegym
     from motivegym.adapters.functional import make_rewarded
-    from motivegym.envs.strength import dilemma_strength, normalized_score
     from motivegym.experiments.evaluation import summarize
-    from motivegym.experiments.sweep import EVAL_SEED, evaluate_policy_states, random_baseline, run_name
+    from motivegym.experiments.sweep import evaluate_policy_states, random_baseline, run_columns, run_name, scored_columns
     from motivegym.reward_layers import reward_layer
 
     rewarded, env_params = make_rewarded(env_id, reward, autoreset=True)
@@ -192,29 +189,16 @@ def train_and_score(
     layer = reward_layer(reward)
     stats = evaluate_policy_states(env, env_params, (layer,), JaxPolicy(algorithm.act, algorithm.name), JaxPolicy.state(trained), eval_episodes)
     stats = jax.device_get(stats)
-    strength = dilemma_strength(env_id)
-    registry_row = motivegym.get_spec(env_id)
     cache_dir.mkdir(parents=True, exist_ok=True)
     random_welfare = random_baseline(env_id, eval_episodes, cache_dir)
     records = []
     for k, seed in enumerate(seeds):
         settings = run_settings(algorithm.name, env_id, reward, seed, steps, eval_episodes)
         summary = summarize(jax.tree.map(lambda x, k=k: x[k], stats))
-        welfare = summary["welfare"]
         row = {
-            "env": env_id, "family": registry_row.family, "mechanism": registry_row.mechanism, "tier": registry_row.tier,
-            "algo": algorithm.name, "sharing": "user", "reward": reward, "seed": seed, "steps": int(steps), "budget": int(steps),
-            "status": "ok", "error": None, "n_agents": env.n_agents(env_params), "eval_episodes": eval_episodes,
-            "eval_seed": EVAL_SEED, "welfare": welfare, "normalized_score": normalized_score(env_id, welfare),
-            "gap_to_optimum_percent": (welfare - strength.optimum) / abs(strength.optimum) * 100 if strength.optimum else float("nan"),
-            "random_welfare": random_welfare, "nash_welfare": strength.nash, "optimum_welfare": strength.optimum,
-            "optimum_is_estimate": strength.estimate,
-            "payoff_returns": json.dumps(np.round(summary["payoff_returns"], 6).tolist()),
-            "reward_returns": json.dumps(np.round(summary["reward_returns"], 6).tolist()),
-            "total_reward": summary["total_return"], "cooperation_rate": summary["cooperation_rate"],
-            "final_trust": summary["final_trust"], "episode_length": summary["episode_length"],
-            **{m: summary[m] for m in ("efficiency", "equality", "sustainability", "peace")},
-            "wall_s": wall, "run_id": run_name(settings), "motivegym_version": motivegym.__version__, "jax_version": jax.__version__,
+            **run_columns(env_id, algorithm.name, "user", eval_episodes), "reward": reward, "seed": seed, "steps": int(steps),
+            "budget": int(steps), "n_agents": env.n_agents(env_params), **scored_columns(env_id, summary, random_welfare),
+            "wall_s": wall, "run_id": run_name(settings),
         }  # fmt: skip
         records.append({"settings": settings, "rows": [row], "curve": None})
     return records

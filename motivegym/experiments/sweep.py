@@ -360,21 +360,12 @@ def run_group(
     Returns one record per run: ``{"settings", "rows" (one per checkpoint), "curve"}``; a run whose reward
     layer cannot be built for the env gets a single ``status = failed`` row and is not trained.
     """
-    import motivegym
-    from motivegym.envs.strength import dilemma_strength, normalized_score
     from motivegym.experiments.evaluation import summarize
     from motivegym.reward_layers import reward_layer
 
-    registry_row = motivegym.get_spec(env_id)
-    strength = dilemma_strength(env_id)
     reasons = {r: unbuildable_reason(env_id, r) for r in dict.fromkeys(r for r, _ in pending)}
     buildable = [(r, s) for r, s in pending if reasons[r] is None]
-    common = {
-        "env": env_id, "family": registry_row.family, "mechanism": registry_row.mechanism, "tier": registry_row.tier,
-        "algo": algo, "sharing": sharing, "eval_episodes": spec.eval_episodes, "eval_seed": EVAL_SEED,
-        "nash_welfare": strength.nash, "optimum_welfare": strength.optimum, "optimum_is_estimate": strength.estimate,
-        "motivegym_version": motivegym.__version__, "jax_version": jax.__version__,
-    }  # fmt: skip
+    common = run_columns(env_id, algo, sharing, spec.eval_episodes)
     records = []
     for reward, seed in pending:
         if reasons[reward] is not None:
@@ -420,21 +411,12 @@ def run_group(
             summary = summarize(jax.tree.map(lambda x, k=k: x[k], stats), layer_row=rewards.index(reward))
             tail = slice(updates - max(1, updates // 10), updates)
             valid = finished[k, tail] > 0
-            welfare = summary["welfare"]
             rows.append(
                 {
-                    **common, "reward": reward, "seed": seed, "steps": steps, "budget": settings["budget"], "status": "ok",
-                    "error": None, "n_agents": learner.n_agents, "welfare": welfare,
-                    "normalized_score": normalized_score(env_id, welfare),
-                    "gap_to_optimum_percent": (welfare - strength.optimum) / abs(strength.optimum) * 100 if strength.optimum else float("nan"),
-                    "random_welfare": random_welfare,
-                    "payoff_returns": json.dumps(np.round(summary["payoff_returns"], 6).tolist()),
-                    "reward_returns": json.dumps(np.round(summary["reward_returns"], 6).tolist()),
-                    "total_reward": summary["total_return"],
+                    **common, "reward": reward, "seed": seed, "steps": steps, "budget": settings["budget"], "n_agents": learner.n_agents,
+                    **scored_columns(env_id, summary, random_welfare),
                     "training_reward": float(reward_curve[k, tail][valid].mean()) if valid.any() else float("nan"),
                     "training_welfare": float(payoff_curve[k, tail][valid].mean()) if valid.any() else float("nan"),
-                    "cooperation_rate": summary["cooperation_rate"], "final_trust": summary["final_trust"],
-                    "episode_length": summary["episode_length"], **{m: summary[m] for m in SOCIAL_METRICS},
                     "wall_s": wall, "run_id": run_name(settings),
                 }
             )  # fmt: skip
@@ -464,6 +446,41 @@ def run_checkpoint(learner: Any, policy_states: Any, index: int, settings: dict[
         seed=settings["seed"], steps=steps, extra={"run_name": run_name(settings), "settings": settings},
     )  # fmt: skip
     return {"tensors": flatten_policy_state(state), "metadata": metadata}
+
+
+def run_columns(env_id: str, algo: str, sharing: str, eval_episodes: int) -> dict[str, Any]:
+    """The result-table columns every run of one env × algorithm × sharing group shares (registry row, dilemma
+    strength, evaluation keys, versions)."""
+    import motivegym
+    from motivegym.envs.strength import dilemma_strength
+
+    registry_row = motivegym.get_spec(env_id)
+    strength = dilemma_strength(env_id)
+    return {
+        "env": env_id, "family": registry_row.family, "mechanism": registry_row.mechanism, "tier": registry_row.tier,
+        "algo": algo, "sharing": sharing, "eval_episodes": eval_episodes, "eval_seed": EVAL_SEED,
+        "nash_welfare": strength.nash, "optimum_welfare": strength.optimum, "optimum_is_estimate": strength.estimate,
+        "motivegym_version": motivegym.__version__, "jax_version": jax.__version__,
+    }  # fmt: skip
+
+
+def scored_columns(env_id: str, summary: dict[str, Any], random_welfare: float) -> dict[str, Any]:
+    """The payoff-based columns of one evaluated run (``summary`` of :func:`~motivegym.experiments.evaluation.summarize`):
+    welfare, ``normalized_score = (W − W_random)/(W_opt − W_random)``, the gap to the optimum, returns and social metrics."""
+    from motivegym.envs.strength import dilemma_strength, normalized_score
+
+    strength = dilemma_strength(env_id)
+    welfare = summary["welfare"]
+    return {
+        "status": "ok", "error": None, "welfare": welfare, "normalized_score": normalized_score(env_id, welfare),
+        "gap_to_optimum_percent": (welfare - strength.optimum) / abs(strength.optimum) * 100 if strength.optimum else float("nan"),
+        "random_welfare": random_welfare,
+        "payoff_returns": json.dumps(np.round(summary["payoff_returns"], 6).tolist()),
+        "reward_returns": json.dumps(np.round(summary["reward_returns"], 6).tolist()),
+        "total_reward": summary["total_return"], "cooperation_rate": summary["cooperation_rate"],
+        "final_trust": summary["final_trust"], "episode_length": summary["episode_length"],
+        **{m: summary[m] for m in SOCIAL_METRICS},
+    }  # fmt: skip
 
 
 def save_run(out: Path, record: dict[str, Any]) -> None:
