@@ -277,7 +277,8 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
     ax.set_xlabel("number of other cooperators")
     ax.set_ylabel("focal payoff return per episode")
     verdict_text = diagram.conditions()["social dilemma"]
-    ax.set_title(f"{diagram.env_id}: social dilemma: {verdict_text}", fontsize=9)
+    kwargs = ", ".join(f"{k}={v!r}" for k, v in diagram.env_kwargs.items())
+    ax.set_title(f"{diagram.env_id}{f' ({kwargs})' if kwargs else ''}: social dilemma: {verdict_text}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
