@@ -1,4 +1,4 @@
-"""``motivegym list | run | bench | validate | eval | train | sweep | report | docs``."""
+"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | docs``."""
 
 from __future__ import annotations
 
@@ -176,6 +176,12 @@ def command_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_schelling(args: argparse.Namespace) -> int:
+    from motivegym.experiments.schelling import schelling_cli
+
+    return schelling_cli(args.env, args.out, args.episodes, args.seed, parse_env_kwargs(args.env_kwarg))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="motivegym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -290,6 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the episode keys")
     p.add_argument("--out", default=None, help="output directory (default DIR/crossplay)")
     p.set_defaults(func=command_crossplay)
+
+    p = sub.add_parser("schelling", help="Schelling diagram (cooperator/defector payoffs vs other cooperators) as CSV + PNG")
+    p.add_argument("env")
+    p.add_argument("--out", default="runs/schelling", help="directory for schelling_ENV.csv and schelling_ENV.png")
+    p.add_argument("--episodes", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--env-kwarg", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
+    p.set_defaults(func=command_schelling)
 
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")

@@ -22,7 +22,9 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
 * Harvest: restrained forager ``GridForager(restraint=4)`` (the scripted optimum profile) / — / greedy
   forager that tags ``GridForager(restraint=0, tag=True)`` (the scripted equilibrium's selfish strategy);
 * Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags;
-* CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``.
+* CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
+* CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
+  a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).
 
 Bots are ordinary joint policies (:class:`motivegym.baselines.policies.Policy`): they emit every agent's
 action; a scenario keeps the background slots' actions only.
@@ -37,7 +39,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from motivegym.baselines.heuristics import CoinChaser, GridForager
+from motivegym.baselines.heuristics import CoinChaser, GridForager, per_agent
 from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
 from motivegym.core.env import FunctionalEnv
 
@@ -136,6 +138,48 @@ class Discriminator(Policy):
         return (obs[:, 0] >= 0.0).astype(jnp.int32), state
 
 
+@dataclasses.dataclass(frozen=True)
+class JaxMARLCoinChaser(Policy):
+    """CoinGameJaxMARL: a shortest torus walk to a coin, read from the ``[3, 3, 4]`` observation (own position,
+    other player, own coin, other coin); stays while standing on its target (a coin respawned under it).
+
+    ``own_only=True`` targets the own coin and, when both a row and a column move are shortest, takes the one
+    not entering the other's coin (on a 3×3 torus that avoids it unless the coins share a cell);
+    ``own_only=False`` targets the nearer coin (ties: the own coin) and ignores what it steps on."""
+
+    own_only: bool | tuple[bool, ...] = False
+
+    @property
+    def name(self) -> str:
+        return f"jaxmarl_coin_chaser(own_only={self.own_only})"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        check_discrete(env, self.name)
+        return {"own_only": per_agent(self.own_only, env.n_agents(params), bool)}
+
+    def __call__(self, key, obs, state):
+        from motivegym.envs.spatial.coin_game_jaxmarl import GRID_SIZE, MOVES, STAY
+
+        g = GRID_SIZE
+        coords = jnp.stack(jnp.unravel_index(jnp.arange(g * g), (g, g)), axis=1)
+        moves = jnp.asarray(MOVES)
+
+        def act(row, own_only):
+            planes = row.reshape(g * g, 4)
+            me, own, other = (coords[jnp.argmax(planes[:, c])] for c in (0, 2, 3))
+            offset = lambda cell: (cell - me + g // 2) % g - g // 2  # noqa: E731 - torus offset in [-g/2, g/2)
+            own_delta, other_delta = offset(own), offset(other)
+            other_nearer = jnp.sum(jnp.abs(other_delta)) < jnp.sum(jnp.abs(own_delta))
+            delta = jnp.where(~own_only & other_nearer, other_delta, own_delta)
+            row_move = jnp.where(delta[0] > 0, 2, 3)  # "up" is row +1, "down" row −1 (JaxMARL's names)
+            col_move = jnp.where(delta[1] > 0, 0, 1)  # "right" column +1, "left" column −1
+            row_enters_other = jnp.all((me + moves[row_move]) % g == other)
+            prefer_col = (delta[1] != 0) & ((delta[0] == 0) | (own_only & row_enters_other))
+            return jnp.where(jnp.all(delta == 0), STAY, jnp.where(prefer_col, col_move, row_move)).astype(jnp.int32)
+
+        return jax.vmap(act)(obs, state["own_only"]), state
+
+
 def check_discrete(env: FunctionalEnv, policy: str) -> None:
     if env.action_kind != "discrete":
         raise ValueError(f"{env.name}: the {policy} bot needs discrete actions, got action_kind={env.action_kind!r}")
@@ -170,6 +214,10 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
     "CoinGame": {
         "cooperator": lambda env, params: CoinChaser(own_only=True),
         "defector": lambda env, params: CoinChaser(own_only=False),
+    },
+    "CoinGameJaxMARL": {
+        "cooperator": lambda env, params: JaxMARLCoinChaser(own_only=True),
+        "defector": lambda env, params: JaxMARLCoinChaser(own_only=False),
     },
 }
 COOPETITION_BOTS: dict[str, Callable[[FunctionalEnv, Any], Policy]] = {

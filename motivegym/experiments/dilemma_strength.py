@@ -74,6 +74,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
+from motivegym.baselines.bots import JaxMARLCoinChaser
 from motivegym.baselines.heuristics import CoinChaser, GridForager, KeyPasser, LandmarkAssignment
 from motivegym.baselines.oracles import best_common_level, shared_env, solve_oracle
 from motivegym.baselines.policies import Constant, Policy, PolicyState, Random
@@ -320,6 +321,13 @@ SCRIPTED_GAMES = {
         strategies=(False, True),
         team=lambda n: list(itertools.product((False, True), repeat=n)),
         policy_name="heuristics.CoinChaser",
+    ),
+    "CoinGameJaxMARL": ScriptedGame(
+        make=lambda profile: JaxMARLCoinChaser(own_only=tuple(profile)),
+        label=lambda own_only: "own coin only" if own_only else "nearer coin",
+        strategies=(False, True),
+        team=lambda n: list(itertools.product((False, True), repeat=n)),
+        policy_name="bots.JaxMARLCoinChaser",
     ),
 }
 

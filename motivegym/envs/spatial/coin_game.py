@@ -1,4 +1,7 @@
-"""Coin Game (CoinGame-v0): two players on a small torus; taking the other's coin hurts it more than it helps you."""
+"""Coin Game (CoinGame-v0): two players on a small torus; taking the other's coin hurts it more than it helps you.
+
+Lerer & Peysakhovich's (2017) rules: one coin at a time. JaxMARL's two-coin variant is ``coin_game_jaxmarl.py``.
+"""
 
 from __future__ import annotations
 
@@ -58,11 +61,16 @@ def coin_payoffs(picked: Array, coin_colour: Array, coin_reward: Array, stolen_p
 class CoinGame(FunctionalEnv):
     """Coin Game: red and blue collect coins on a torus; taking the other's coin costs its owner 2.
 
-    * **Mechanism:** sequential social dilemma with a social-dilemma payoff structure (Lerer &
-      Peysakhovich 2017; Foerster et al. 2018 LOLA; JaxMARL ``coin_game``). One coin is on the grid at
+    * **Mechanism:** sequential social dilemma with a social-dilemma payoff structure, following Lerer &
+      Peysakhovich (2017), the game Foerster et al. (2018, LOLA) also use. One coin is on the grid at
       a time, coloured red (player 0) or blue (player 1). A player moving onto the coin picks it up;
       both pick it up if both arrive. A new coin of uniformly random colour then appears at a random
-      cell not occupied by a player.
+      cell not occupied by a player. **Not JaxMARL's coin game** (``CoinGameJaxMARL-v0`` is that one):
+      JaxMARL keeps one red and one blue coin on the grid at all times, respawns a picked coin on any
+      cell (under a player or on the other coin too), plays 10 inner games of 10 steps (positions redrawn
+      between them, the last step of each paying 0), orders its actions right, left, up (row +1), down
+      (row −1), stay, and lays its observation out (row, column, channel). ``docs/coin_game.md`` lists
+      every difference.
     * **Agents:** 2: ``red`` (agent_0) and ``blue`` (agent_1); they may share a cell.
     * **Actions:** ``Discrete(5)``: 0 noop, 1 up, 2 down, 3 left, 4 right (absolute moves that wrap
       around the torus); out-of-range indices act as noop.

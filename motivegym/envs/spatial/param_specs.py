@@ -8,7 +8,7 @@ is checked by the env. Keys are env class names.
 
 from __future__ import annotations
 
-from motivegym.core.params import ParamRule, ParamSpec, choice, integer, layout, real, real_array
+from motivegym.core.params import ParamRule, ParamSpec, choice, flag, integer, layout, real, real_array
 
 #: the largest Coin Game grid (arrays are g²)
 MAX_GRID = 1024
@@ -51,6 +51,12 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "stolen_penalty": real(0.0),
         "grid_size": integer(2, MAX_GRID),
         "observation": choice("full", "egocentric"),
+    },
+    "CoinGameJaxMARL": {
+        "num_inner_steps": integer(1),
+        "num_outer_steps": integer(1),
+        "payoff_matrix": real_array((2, 3), note="row i: player i's own coin, other's coin, penalty when its coin is taken"),
+        "egocentric": flag(),
     },
 }
 
