@@ -16,7 +16,7 @@ def test_every_dilemma_env_has_its_background_roles():
     registry = scenario_registry()
     for env_id in expand_envs(["dilemmas"]):
         roles = {name.split("/")[1] for name in scenario_names(env_id)}
-        grid = env_id in ("Harvest-v0", "Cleanup-v0", "CoinGame-v0")
+        grid = env_id in ("Harvest-v0", "Cleanup-v0", "CoinGame-v0", "CoinGameJaxMARL-v0")
         assert roles == ({"cooperator", "defector"} if grid else {"cooperator", "reciprocator", "defector"}), env_id
     pd = registry["PrisonersDilemma-v0/defector"]
     assert pd.focal_slots == (0,) and pd.background == "bot:defector"
