@@ -266,7 +266,8 @@ def executed_record(state: PolicyState, actions: Array) -> PolicyState:
     """``state`` with ``last_actions`` (if it keeps one) replaced by the executed joint action, clipped to the bounds."""
     if not isinstance(state, dict) or "last_actions" not in state:
         return state
-    return {**state, "last_actions": jnp.clip(actions, state["low"], state["high"]).astype(state["last_actions"].dtype)}
+    executed = jnp.clip(actions, state["low"], state["high"]) if "low" in state else actions
+    return {**state, "last_actions": executed.astype(state["last_actions"].dtype)}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,7 @@ defect; ``R_d(k)`` is the same for a focal defector. The policies are joint poli
 any pair of :class:`~motivegym.baselines.policies.Policy` objects, trained ones included, works through the Python API).
 
 Profiles. A profile is a role per slot. Both joint policies run on the same observations every step and each slot
-executes the action of its role's policy (:class:`RoleMix`); where a policy keeps ``last_actions`` in its state, it is
+executes the action of its role's policy (:class:`motivegym.baselines.policies.Mixed`); where a policy keeps ``last_actions`` in its state, it is
 overwritten with the executed joint action clipped to the bounds, so a policy that reads its partners' past actions
 sees what was played. Slot asymmetries (spawn points, endowments) are averaged out: every agent i is focal in turn and
 the k cooperating others are the next k slots after i (cyclically); per episode, the focal returns are averaged over
@@ -46,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from motivegym.baselines.bots import bot_roles, make_bot
-from motivegym.baselines.policies import Policy, PolicyState
+from motivegym.baselines.policies import Mixed, Policy
 from motivegym.core.registry import get_spec, make_jax
 from motivegym.experiments.evaluation import episode_keys, rollout_batch
 from motivegym.experiments.statistics import Interval, mean_interval, paired_difference_interval
@@ -55,42 +55,6 @@ from motivegym.reward_layers import reward_layer
 Array = jax.Array
 ROLES = ("cooperator", "defector")
 YES, NO, UNCLEAR = "yes", "no", "not distinguishable"
-
-
-@dataclasses.dataclass(frozen=True)
-class RoleMix(Policy):
-    """Joint policy of a profile: slot i plays ``cooperator``'s action where ``roles[i]`` is True, else ``defector``'s.
-
-    State: ``{"cooperator": …, "defector": …, "roles": bool [n]}``; both policies see every observation."""
-
-    cooperator: Policy
-    defector: Policy
-
-    @property
-    def name(self) -> str:
-        return f"mix({self.cooperator.name}, {self.defector.name})"
-
-    def init(self, env: Any, params: Any, roles: Any = None) -> PolicyState:
-        n = env.n_agents(params)
-        roles = np.ones(n, bool) if roles is None else np.asarray(roles, bool)
-        if roles.shape != (n,):
-            raise ValueError(f"roles must be {n} booleans (True = cooperator), got shape {roles.shape}")
-        return {"cooperator": self.cooperator.init(env, params), "defector": self.defector.init(env, params), "roles": jnp.asarray(roles)}
-
-    def __call__(self, key, obs, state):
-        cooperate_key, defect_key = jax.random.split(key)
-        cooperate, cooperator_state = self.cooperator(cooperate_key, obs, state["cooperator"])
-        defect, defector_state = self.defector(defect_key, obs, state["defector"])
-        actions = jnp.where(state["roles"], cooperate, defect)
-        return actions, {**state, "cooperator": executed(cooperator_state, actions), "defector": executed(defector_state, actions)}
-
-
-def executed(policy_state: PolicyState, actions: Array) -> PolicyState:
-    """``policy_state`` with ``last_actions`` (where it keeps one) set to the executed joint action, clipped to its bounds."""
-    if not isinstance(policy_state, dict) or "last_actions" not in policy_state:
-        return policy_state
-    clipped = jnp.clip(actions, policy_state["low"], policy_state["high"]) if "low" in policy_state else actions
-    return {**policy_state, "last_actions": clipped.astype(policy_state["last_actions"].dtype)}
 
 
 def profile_roles(n: int, k: int, focal: int, focal_cooperates: bool) -> tuple[bool, ...]:
@@ -198,8 +162,9 @@ def schelling_diagram(
     wanted = {(role, k, i): profile_roles(n, k, i, role == "cooperator") for role in ROLES for k in range(n) for i in range(n)}
     distinct = sorted(set(wanted.values()))
     index = {roles: row for row, roles in enumerate(distinct)}
-    mix = RoleMix(cooperator, defector)
-    states = [mix.init(env, params, roles) for roles in distinct]
+    mix = Mixed(cooperator, defector)  # "focal" slots of Mixed = the cooperating slots
+    cooperator_state, defector_state = cooperator.init(env, params), defector.init(env, params)
+    states = [Mixed.init_states(np.asarray(roles), cooperator_state, defector_state) for roles in distinct]
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
     keys = episode_keys(seed, episodes)
     stats = rollout_batch(env, params, (reward_layer("private"),), mix, env.max_episode_steps(params), stacked, keys, batched_states=True)

@@ -2,15 +2,13 @@
 
 import csv
 
-import jax
 import numpy as np
 import pytest
 
 import motivegym
 from motivegym.baselines.bots import FixedAction
-from motivegym.baselines.policies import Constant
 from motivegym.cli import main
-from motivegym.experiments.schelling import NO, UNCLEAR, YES, RoleMix, profile_roles, schelling_diagram, verdict
+from motivegym.experiments.schelling import NO, UNCLEAR, YES, profile_roles, schelling_diagram, verdict
 from motivegym.experiments.statistics import Interval
 
 
@@ -57,20 +55,6 @@ def test_profile_roles_rotate_the_cooperators_after_the_focal_slot():
     assert profile_roles(4, 0, 1, True) == (False, True, False, False)
     with pytest.raises(ValueError, match="k must be"):
         profile_roles(3, 3, 0, True)
-
-
-def test_role_mix_plays_each_slots_role_and_records_the_executed_actions():
-    env, params = motivegym.make_jax("TeamProduction-v0")
-    mix = RoleMix(Constant(1.0), Constant(0.0))
-    state = mix.init(env, params, [True, False, True, False])
-    _, obs = env.reset(jax.random.PRNGKey(0), params)
-    actions, state = mix(jax.random.PRNGKey(1), obs, state)
-    high = np.asarray(env.action_bounds(params)[1])
-    np.testing.assert_allclose(actions, high * np.array([1, 0, 1, 0]))
-    for role in ("cooperator", "defector"):
-        np.testing.assert_allclose(state[role]["last_actions"], actions)
-    with pytest.raises(ValueError, match="roles must be 4"):
-        mix.init(env, params, [True, False])
 
 
 def test_every_focal_slot_is_averaged_in_a_coopetition_env():
