@@ -92,9 +92,12 @@ class BenchmarkResult:
         """One line per (algorithm, reward layer): the aggregate IQM and its interval."""
         from motivegym.experiments.report import format_interval
 
-        lines = [f"{'algorithm':<16} {'sharing':<9} {'reward':<14} IQM normalised score [95% stratified bootstrap]"]
-        for (algo, sharing, reward), interval in sorted(self.aggregate(reps).items()):
-            lines.append(f"{algo:<16} {sharing:<9} {reward:<14} {format_interval(interval, 3)}")
+        table = sorted(self.aggregate(reps).items())
+        width = max([len("algorithm")] + [len(algo) for (algo, _, _), _ in table])
+        reward_width = max([len("reward")] + [len(reward) for (_, _, reward), _ in table])
+        lines = [f"{'algorithm':<{width}}  {'sharing':<8} {'reward':<{reward_width}}  IQM normalised score [95% stratified bootstrap]"]
+        for (algo, sharing, reward), interval in table:
+            lines.append(f"{algo:<{width}}  {sharing:<8} {reward:<{reward_width}}  {format_interval(interval, 3)}")
         return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import jax
@@ -99,3 +100,9 @@ def test_the_example_benchmarks_against_ippo_and_learns_the_layers_game(tmp_path
     for algo in ("ia2c", "ippo"):
         assert np.mean(welfare[(algo, "cooperative")]) > 250 > 150 > np.mean(welfare[(algo, "private")])
     assert "ia2c" in result.summary(reps=100) and os.path.exists(tmp_path / "results.csv")
+
+
+@pytest.mark.parametrize("block", re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "benchmarking.md").read_text(), re.S))
+def test_the_examples_in_docs_benchmarking_md_run(block, capsys):
+    exec(compile(block, "docs/benchmarking.md", "exec"), {})
+    assert "stateless_reinforce" in capsys.readouterr().out
