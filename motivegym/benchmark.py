@@ -102,7 +102,7 @@ class BenchmarkResult:
 
 
 def evaluate(
-    algorithm: Algorithm,
+    algorithm: Algorithm | str,
     suite: str | Sequence[str] = "dilemmas",
     seeds: int = 5,
     rewards: Sequence[str] = ("private", "cooperative"),
@@ -116,12 +116,18 @@ def evaluate(
     """Train ``algorithm`` (and our ``baselines``) on ``suite`` × ``rewards`` × ``seeds`` and score the final
     policies on payoffs (module docstring). ``suite``: env ids or presets (``"dilemmas"``); ``steps``: env steps
     per run; ``sweep_settings`` go to the baselines' :class:`~motivegym.experiments.sweep.SweepSpec` (``num_envs``,
-    ``num_steps``, ``sharing``). Finished runs are kept in ``out/runs`` and not retrained (resumable)."""
+    ``num_steps``, ``sharing``). Finished runs are kept in ``out/runs`` and not retrained (resumable).
+
+    ``algorithm`` may also be a fixed policy spec (``"random"``, ``"bot:cooperator"``, ``"constant:0.5"``,
+    ``"oracle:nash"`` …, see ``motivegym scenario``): it is evaluated untrained on every env (one row per env × reward
+    layer, seed 0, ``steps = 0``, sharing ``"fixed"``), a reference line in the same table."""
     from tqdm import tqdm
 
     from motivegym.experiments.sweep import SweepSpec, collect_results, expand_envs, read_results, run_sweep
 
-    check_algorithm(algorithm)
+    fixed = isinstance(algorithm, str)
+    if not fixed:
+        check_algorithm(algorithm)
     if seeds < 1 or steps < 1 or eval_episodes < 1:
         raise ValueError(f"seeds, steps and eval_episodes must be positive, got {seeds}, {steps}, {eval_episodes}")
     envs = expand_envs([suite] if isinstance(suite, str) else list(suite))
@@ -133,7 +139,12 @@ def evaluate(
                          eval_episodes=eval_episodes, checkpoints=(1.0,), **sweep_settings)  # fmt: skip
         run_sweep(spec, out, progress=progress)
     cells = [(env_id, reward) for env_id in envs for reward in rewards]
-    for env_id, reward in tqdm(cells, desc=f"{algorithm.name} runs", unit="cell", disable=not progress):
+    name = algorithm if fixed else algorithm.name
+    for env_id, reward in tqdm(cells, desc=f"{name} runs", unit="cell", disable=not progress):
+        if fixed:
+            if not run_file(out, name, env_id, reward, 0, 0, eval_episodes, "fixed").exists():
+                save_record(out, score_fixed_policy(name, env_id, reward, eval_episodes, out / "baselines"))
+            continue
         pending = [s for s in range(seeds) if not run_file(out, algorithm.name, env_id, reward, s, steps, eval_episodes).exists()]
         if pending:
             for record in train_and_score(algorithm, env_id, reward, pending, steps, eval_episodes, out / "baselines"):
@@ -153,18 +164,18 @@ def check_algorithm(algorithm: Any) -> None:
         raise ValueError(f"algorithm.name must be a non-empty string without '__', got {algorithm.name!r}")
 
 
-def run_settings(algo: str, env_id: str, reward: str, seed: int, steps: int, eval_episodes: int) -> dict[str, Any]:
+def run_settings(algo: str, env_id: str, reward: str, seed: int, steps: int, eval_episodes: int, sharing: str = "user") -> dict[str, Any]:
     """A user algorithm's run settings (the resume key, hashed into the run file's name like a sweep run's)."""
     from motivegym.experiments.sweep import EVAL_SEED
 
-    return {"env": env_id, "algo": algo, "sharing": "user", "reward": reward, "seed": seed, "budget": int(steps),
+    return {"env": env_id, "algo": algo, "sharing": sharing, "reward": reward, "seed": seed, "budget": int(steps),
             "eval_episodes": eval_episodes, "eval_seed": EVAL_SEED, "checkpoints": [1.0]}  # fmt: skip
 
 
-def run_file(out: Path, algo: str, env_id: str, reward: str, seed: int, steps: int, eval_episodes: int) -> Path:
+def run_file(out: Path, algo: str, env_id: str, reward: str, seed: int, steps: int, eval_episodes: int, sharing: str = "user") -> Path:
     from motivegym.experiments.sweep import run_name
 
-    return out / "runs" / f"{run_name(run_settings(algo, env_id, reward, seed, steps, eval_episodes))}.json"
+    return out / "runs" / f"{run_name(run_settings(algo, env_id, reward, seed, steps, eval_episodes, sharing))}.json"
 
 
 def save_record(out: Path, record: dict[str, Any]) -> None:
@@ -205,3 +216,28 @@ def train_and_score(
         }  # fmt: skip
         records.append({"settings": settings, "rows": [row], "curve": None})
     return records
+
+
+def score_fixed_policy(spec: str, env_id: str, reward: str, eval_episodes: int, cache_dir: Path) -> dict:
+    """The run record of an untrained policy spec on ``env_id`` (scored like a trained run, on the same keys)."""
+    from motivegym.core.registry import make_jax
+    from motivegym.experiments.evaluation import summarize
+    from motivegym.experiments.scenarios import resolve_population
+    from motivegym.experiments.sweep import evaluate_policy_states, random_baseline, run_columns, run_name, scored_columns
+    from motivegym.reward_layers import reward_layer
+
+    env, env_params = make_jax(env_id)
+    layer = reward_layer(reward)
+    policy, state, batched = resolve_population(spec, env_id, env, env_params, layer)
+    if not batched:
+        state = jax.tree.map(lambda x: np.asarray(x)[None], state)
+    stats = jax.device_get(evaluate_policy_states(env, env_params, (layer,), policy, state, eval_episodes))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    settings = run_settings(spec, env_id, reward, 0, 0, eval_episodes, "fixed")
+    summary = summarize(jax.tree.map(lambda x: x[0], stats))
+    row = {
+        **run_columns(env_id, spec, "fixed", eval_episodes), "reward": reward, "seed": 0, "steps": 0, "budget": 0,
+        "n_agents": env.n_agents(env_params), **scored_columns(env_id, summary, random_baseline(env_id, eval_episodes, cache_dir)),
+        "wall_s": 0.0, "run_id": run_name(settings),
+    }  # fmt: skip
+    return {"settings": settings, "rows": [row], "curve": None}

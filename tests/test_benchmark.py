@@ -106,3 +106,12 @@ def test_the_example_benchmarks_against_ippo_and_learns_the_layers_game(tmp_path
 def test_the_examples_in_docs_benchmarking_md_run(block, capsys):
     exec(compile(block, "docs/benchmarking.md", "exec"), {})
     assert "stateless_reinforce" in capsys.readouterr().out
+
+
+def test_a_fixed_policy_spec_is_a_reference_line_in_the_same_table(tmp_path):
+    result = benchmark.evaluate("bot:cooperator", suite=["PrisonersDilemma-v0"], rewards=["private"], eval_episodes=2,
+                                out=tmp_path, progress=False)  # fmt: skip
+    [row] = result.rows
+    assert row["algo"] == "bot:cooperator" and row["sharing"] == "fixed" and row["steps"] == 0
+    assert row["welfare"] == 300.0 and row["normalized_score"] == pytest.approx(1.0)  # mutual cooperation, 50 rounds
+    assert all(":" not in p.name for p in (tmp_path / "runs").iterdir())

@@ -243,9 +243,11 @@ def load_spec_file(path: str | Path) -> dict[str, Any]:
 def run_name(settings: dict[str, Any]) -> str:
     """A file-safe run id, ``TrustDilemma-v0__ippo__shared__mutuality-0.25__seed3__<digest>``; the digest covers
     every setting, so two reward strings that sanitise alike, or two budgets, never share a file."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in settings["reward"])[:60]
+    def safe(text: str) -> str:
+        return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)[:60]
+
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{settings['env']}__{settings['algo']}__{settings['sharing']}__{safe}__seed{settings['seed']}__{digest}"
+    return f"{settings['env']}__{safe(settings['algo'])}__{settings['sharing']}__{safe(settings['reward'])}__seed{settings['seed']}__{digest}"
 
 
 def write_atomic(path: Path, text: str) -> None:
