@@ -388,7 +388,7 @@ def check_compatible(metadata: dict[str, Any], env: str | FunctionalEnv, params:
         if env_id != metadata["env_id"]:
             raise ValueError(f"{source} was trained on {metadata['env_id']}; you are evaluating it on {env_id}")
     else:
-        env_object = raw_env(env)
+        env_object = env  # a DiscretizedActions env is refused: the policy acts in the raw env's action space
     current = env_signature(env_object, params)
     differences = [k for k in current if metadata.get(k) != current[k]]
     if not differences:

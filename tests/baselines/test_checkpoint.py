@@ -228,3 +228,9 @@ def test_sb3_checkpoints_of_one_model_per_agent(tmp_path):
                                   sb3_runners.evaluate(models, "PrisonersDilemma-v0", "private", 2))  # fmt: skip
     with pytest.raises(ValueError, match="no SB3 checkpoint metadata"):
         sb3_runners.load_sb3_checkpoint(tmp_path / "nothing")
+
+
+def test_a_discretised_env_is_refused_because_the_policy_acts_in_the_raw_action_space(trained):
+    learner, _, path = trained["iql"]
+    with pytest.raises(ValueError, match="action_kind=continuous.*action_kind=discrete"):
+        CheckpointPolicy(str(path)).init(learner.env, learner.env_params)
