@@ -4,7 +4,7 @@ Format (``docs/checkpoints.md``), version :data:`FORMAT_VERSION`:
 
 * **tensors**: the leaves of the run's policy pytree ``{"networks": …, "obs_stats": …}`` (one run, no batch
   axis), each under its ``/``-joined key path (``networks/actor/0/w``, ``obs_stats/mean``), written with
-  ``safetensors.numpy.save_file``: plain arrays, no pickle anywhere;
+  ``safetensors.numpy.save``: plain arrays, no pickle anywhere;
 * **metadata**: the safetensors header's ``__metadata__`` holds one JSON string under the key ``"motivegym"``
   (:func:`checkpoint_metadata`): format version, env id and the keywords given to ``make_jax``, a digest of
   the resolved env params (:func:`params_digest`), reward layer, algorithm, parameter sharing, the algorithm
@@ -223,12 +223,12 @@ def fill_template(template: Any, tensors: dict[str, np.ndarray], source: str) ->
 # ----- writing -----
 def write_checkpoint(path: str | Path, tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Path:
     """Write a checkpoint file atomically (a temporary file, then ``os.replace``): a crash never leaves half a file."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    save_file(tensors, str(tmp), metadata={METADATA_KEY: json.dumps(metadata, sort_keys=True)})
+    tmp.write_bytes(save(tensors, metadata={METADATA_KEY: json.dumps(metadata, sort_keys=True)}))  # file mode from the umask
     os.replace(tmp, path)
     return path
 
@@ -388,7 +388,7 @@ def check_compatible(metadata: dict[str, Any], env: str | FunctionalEnv, params:
         if env_id != metadata["env_id"]:
             raise ValueError(f"{source} was trained on {metadata['env_id']}; you are evaluating it on {env_id}")
     else:
-        env_object = raw_env(env)
+        env_object = env  # a DiscretizedActions env is refused: the policy acts in the raw env's action space
     current = env_signature(env_object, params)
     differences = [k for k in current if metadata.get(k) != current[k]]
     if not differences:
