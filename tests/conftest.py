@@ -85,5 +85,19 @@ def key():
     return jax.random.PRNGKey(0)
 
 
+@pytest.fixture(scope="session")
+def example():
+    """``example("purejaxrl_ppo")``: the module ``examples/<name>.py`` (examples are scripts, not a package)."""
+    import importlib.util
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "examples" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
 def all_env_ids():
     return motivegym.list_envs()

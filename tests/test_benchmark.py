@@ -1,6 +1,5 @@
 """motivegym.benchmark: a user's algorithm goes through the sweep's evaluation (same table, keys and statistics)."""
 
-import importlib.util
 import os
 import re
 from pathlib import Path
@@ -17,15 +16,9 @@ from motivegym.experiments.sweep import EVAL_SEED, RESULT_COLUMNS
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_example():
-    spec = importlib.util.spec_from_file_location("new_algorithm", ROOT / "examples" / "new_algorithm.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-def test_a_users_algorithm_is_trained_scored_and_resumed(tmp_path):
-    algorithm = load_example().IndependentA2C(num_envs=4, num_steps=8)
+def test_a_users_algorithm_is_trained_scored_and_resumed(tmp_path, example):
+    algorithm = example("new_algorithm").IndependentA2C(num_envs=4, num_steps=8)
     result = benchmark.evaluate(algorithm, suite=["PrisonersDilemma-v0"], seeds=2, rewards=["cooperative"], steps=256,
                                 eval_episodes=2, out=tmp_path, progress=False)  # fmt: skip
     assert len(result.rows) == 2 and {r["algo"] for r in result.rows} == {"ia2c"}
@@ -41,12 +34,12 @@ def test_a_users_algorithm_is_trained_scored_and_resumed(tmp_path):
     assert [r["welfare"] for r in again.rows] == [r["welfare"] for r in result.rows]
 
 
-def test_the_welfare_is_that_of_the_trained_greedy_policy(tmp_path):
+def test_the_welfare_is_that_of_the_trained_greedy_policy(tmp_path, example):
     """The benchmark's welfare equals a scenario-free rollout of the same trained parameters on the sweep's keys."""
     from motivegym.experiments.evaluation import episode_keys, rollout_batch, summarize
     from motivegym.reward_layers import reward_layer
 
-    module = load_example()
+    module = example("new_algorithm")
     algorithm = module.IndependentA2C(num_envs=4, num_steps=8)
     result = benchmark.evaluate(algorithm, suite=["StagHunt-v0"], seeds=1, rewards=["private"], steps=256,
                                 eval_episodes=3, out=tmp_path, progress=False)  # fmt: skip
@@ -57,8 +50,8 @@ def test_the_welfare_is_that_of_the_trained_greedy_policy(tmp_path):
     assert result.rows[0]["welfare"] == pytest.approx(summarize(stats)["welfare"], rel=1e-6)
 
 
-def test_a_jax_policy_plays_scenarios_with_stacked_seeds():
-    module = load_example()
+def test_a_jax_policy_plays_scenarios_with_stacked_seeds(example):
+    module = example("new_algorithm")
     algorithm = module.IndependentA2C(num_envs=4, num_steps=8)
     rewarded, params = __import__("motivegym").make_rewarded("PrisonersDilemma-v0", "private", autoreset=True)
     seeds = jax.vmap(jax.random.PRNGKey)(np.arange(3, dtype=np.uint32))
@@ -69,7 +62,7 @@ def test_a_jax_policy_plays_scenarios_with_stacked_seeds():
     assert 0.0 <= result.focal_per_capita.estimate <= 50.0  # between always-cooperate (0) and always-defect (50)
 
 
-def test_objects_that_are_not_algorithms_are_refused(tmp_path):
+def test_objects_that_are_not_algorithms_are_refused(tmp_path, example):
     class NoAct:
         name = "x"
 
@@ -78,19 +71,19 @@ def test_objects_that_are_not_algorithms_are_refused(tmp_path):
 
     with pytest.raises(TypeError, match="act"):
         benchmark.evaluate(NoAct(), suite=["PrisonersDilemma-v0"], out=tmp_path)
-    bad_name = load_example().IndependentA2C()
+    bad_name = example("new_algorithm").IndependentA2C()
     bad_name.name = "a__b"
     with pytest.raises(ValueError, match="name"):
         benchmark.evaluate(bad_name, suite=["PrisonersDilemma-v0"], out=tmp_path)
     with pytest.raises(ValueError, match="positive"):
-        benchmark.evaluate(load_example().IndependentA2C(), suite=["PrisonersDilemma-v0"], seeds=0, out=tmp_path)
+        benchmark.evaluate(example("new_algorithm").IndependentA2C(), suite=["PrisonersDilemma-v0"], seeds=0, out=tmp_path)
 
 
 @pytest.mark.slow
-def test_the_example_benchmarks_against_ippo_and_learns_the_layers_game(tmp_path):
+def test_the_example_benchmarks_against_ippo_and_learns_the_layers_game(tmp_path, example):
     """PD, 20k steps, 3 seeds: under the cooperative layer IA2C and IPPO reach mutual cooperation (welfare 300 a
     50-round episode), under the private one mutual defection (100) — the reward layer changes what is learned."""
-    algorithm = load_example().IndependentA2C()
+    algorithm = example("new_algorithm").IndependentA2C()
     result = benchmark.evaluate(algorithm, suite=["PrisonersDilemma-v0"], seeds=3, rewards=["private", "cooperative"],
                                 steps=20_000, out=tmp_path, baselines=("ippo",), progress=False)  # fmt: skip
     welfare = {}

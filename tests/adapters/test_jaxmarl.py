@@ -4,7 +4,6 @@ where ``jaxmarl`` is importable, and ``examples/purejaxrl_ppo.py`` on a tiny bud
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +13,6 @@ import pytest
 from motivegym.adapters.functional import RewardedState
 from motivegym.adapters.jaxmarl import make_jaxmarl
 
-ROOT = Path(__file__).resolve().parents[2]
 JAXMARL_MISSING = (
     "jaxmarl is not installed: `pip install jaxmarl==0.2.0` does not install cleanly here (its dependency gymnax 1.0.1 "
     "requires gymnasium<1.4 and would downgrade gymnasium 1.4.0 to 1.3.0). To run this test: `pip install --no-deps "
@@ -142,16 +140,10 @@ def test_jaxmarls_own_wrappers_run_unchanged():
     assert obs["__all__"].shape[0] == 3 and rewards["__all__"].shape == (3,)
 
 
-def load_example():
-    spec = importlib.util.spec_from_file_location("purejaxrl_ppo", ROOT / "examples" / "purejaxrl_ppo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-def test_the_purejaxrl_example_learns_to_cooperate_with_the_cooperative_reward(capsys):
-    example = load_example()
-    metrics = example.main(["--total-timesteps", "8192", "--num-envs", "8", "--num-steps", "64"])
+def test_the_purejaxrl_example_learns_to_cooperate_with_the_cooperative_reward(capsys, example):
+    module = example("purejaxrl_ppo")
+    metrics = module.main(["--total-timesteps", "8192", "--num-envs", "8", "--num-steps", "64"])
     out = capsys.readouterr().out
     assert "16 updates" in out and out.count("payoff/step") == 16
     assert all(np.isfinite(value).all() for value in metrics.values())
@@ -161,10 +153,10 @@ def test_the_purejaxrl_example_learns_to_cooperate_with_the_cooperative_reward(c
     np.testing.assert_allclose(metrics["reward_per_step"], payoff, rtol=1e-5)  # cooperative: mean payoff shared
 
 
-def test_the_purejaxrl_example_runs_its_gaussian_policy_on_a_continuous_env(capsys):
-    example = load_example()
+def test_the_purejaxrl_example_runs_its_gaussian_policy_on_a_continuous_env(capsys, example):
+    module = example("purejaxrl_ppo")
     argv = ["--env", "PublicGoods-v0", "--reward", "integrated", "--total-timesteps", "128", "--num-envs", "2", "--num-steps", "64"]
-    metrics = example.main(argv + ["--update-epochs", "1", "--num-minibatches", "2"])
+    metrics = module.main(argv + ["--update-epochs", "1", "--num-minibatches", "2"])
     assert "PublicGoods-v0 reward=integrated: 1 updates" in capsys.readouterr().out
     assert all(np.isfinite(value).all() and value.shape == (1,) for value in metrics.values())
     assert metrics["payoff_per_step"][0] != 0.0

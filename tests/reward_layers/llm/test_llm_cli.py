@@ -1,5 +1,4 @@
 import ast
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -11,23 +10,17 @@ from motivegym.cli import main
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def load_example_server():
-    spec = importlib.util.spec_from_file_location("llm_server", ROOT / "examples" / "llm_server.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-def test_documented_demo_runs_end_to_end_against_the_example_server(tmp_path, capsys):
-    assert load_example_server().demo(tmp_path, pairs=60) == 0
+def test_documented_demo_runs_end_to_end_against_the_example_server(tmp_path, capsys, example):
+    assert example("llm_server").demo(tmp_path, pairs=60) == 0
     out = capsys.readouterr().out
     assert "held-out agreement" in out and "mean proxy reward" in out and "reward=learned" in out
     assert (tmp_path / "motif" / "reward_model.npz").exists()
     assert len((tmp_path / "motif" / "labels.jsonl").read_text().splitlines()) == 60
 
 
-def test_example_server_rules():
-    server = load_example_server()
+def test_example_server_rules(example):
+    server = example("llm_server")
     prompt = "Situation 1:\nmean_trust=0.4; x=1\n\nSituation 2:\nmean_trust=0.7\n\nWhich situation"
     assert server.answer({"messages": [{"role": "user", "content": prompt}]}, "mean_trust").endswith("Answer: 2")
     assert server.answer({"messages": [{"role": "user", "content": "Episode:\nmean_trust=0.25"}]}, "mean_trust").endswith("Score: 2.5")
