@@ -102,6 +102,11 @@ class Cleanup(GridDilemma):
     * **Payoff:** ``+apple_reward`` (1) per apple eaten; ``−clean_cost`` per clean beam fired,
       ``−tag_cost`` per tag beam fired, ``−tag_penalty`` when tagged (all 0 by default).
     * **Termination:** never terminates; truncation at ``max_steps``.
+    * **Presets:** ``preset="ssd"`` gives the Sequential Social Dilemma games' Cleanup (SSD's 25×18 map,
+      SSD's 9 actions, 15×15 RGB view ``[675]`` values 0..255, SSD's collisions and beams, the clean beam
+      stopping at the first waste of each lane, at most one new waste cell a step gated at density 0.4,
+      the spawn pass at reset): :meth:`make_ssd_params`, :mod:`motivegym.envs.spatial.ssd_rules`,
+      ``docs/spatial_presets.md``.
     * **Defaults:** 5 agents on the 14×20 map :data:`CLEANUP_LAYOUT`, ``max_steps=1000``,
       ``waste_spawn_prob=0.01`` (≈ 0.5 new waste cells per step on the 54-cell river),
       ``apple_respawn_prob=0.05``, ``threshold_depletion=0.4``, ``threshold_restoration=0.0``,

@@ -107,6 +107,11 @@ class Harvest(GridDilemma):
     * **Payoff:** ``+apple_reward`` (1) per apple eaten (by stepping onto it), ``−tag_cost`` per tag
       beam fired, ``−tag_penalty`` when tagged (both 0 by default).
     * **Termination:** never terminates; truncation at ``max_steps``.
+    * **Presets:** ``preset="ssd"`` gives the Sequential Social Dilemma games' Harvest (SSD's 16×38 map,
+      actions ``MOVE_LEFT, MOVE_RIGHT, MOVE_UP, MOVE_DOWN, STAY, TURN_CLOCKWISE, TURN_COUNTERCLOCKWISE, FIRE``,
+      15×15 RGB view ``[675]`` values 0..255, SSD's collisions, beams, −1/−50 beam costs, no removal, 3×3
+      regrowth window with ``[0, 0.005, 0.02, 0.05]``): :meth:`make_ssd_params`,
+      :mod:`motivegym.envs.spatial.ssd_rules`, ``docs/spatial_presets.md`` (deviations row by row).
     * **Defaults:** 5 agents on the 18×30 map :data:`HARVEST_LAYOUT` (108 apple cells, 16 spawn
       points), ``max_steps=1000``, ``regrowth_probs=(0, 0.01, 0.05, 0.1)``, ``regrowth_radius=2``,
       ``tag_timeout=25``, tag beam 3 long × 3 wide, view 9 ahead, 1 behind, 5 each side (11×11).
