@@ -16,8 +16,12 @@ Throughput (same map, 5 agents, uniformly random actions, no resets; SSD has no 
 
 ``--check N``: equivalence of the step on ``N`` random small configurations (a 6×6 room, 4 agents on random
 cells of a 3×3 block, facings, apples, waste and actions): SSD stepped 300 times with NumPy seeds 0..299 against this
-package's step with 300 keys; the joint outcome (positions, facings, payoffs) must have the same support
-and close frequencies. Reports the configurations checked and the largest frequency difference.
+package's step with 300 keys; the joint outcome (positions, facings, payoffs, apple cells, waste cells after the
+step) must have the same support and close frequencies. Apple and waste spawning are switched off on both sides
+for the check (SSD's module constants ``SPAWN_PROB``, ``appleRespawnProbability``, ``wasteSpawnProbability`` set to
+0; the preset's probabilities set to 0), so the maps after eating and cleaning are compared exactly; the spawn
+rules themselves are tested in ``tests/envs/spatial/test_ssd_*.py``. Reports the configurations checked and
+the largest frequency difference.
 """
 
 from __future__ import annotations
@@ -139,6 +143,10 @@ FIXED_CONFIGS = {
     # a 2×2 rotation and a 3-cycle around a block
     "rotation": {"pos": [(3, 2), (2, 3), (2, 2), (3, 3)], "orient": [0, 0, 0, 0], "actions": [2, 3, 1, 0]},
 }
+#: Cleanup only: two clean beams into a polluted river (lanes stop at the first waste cell and at agents)
+FIXED_CLEANUP_CONFIGS = {
+    "clean beams": {"pos": [(2, 2), (3, 2), (4, 4), (1, 1)], "orient": [1, 1, 0, 0], "actions": [8, 8, 4, 4], "waste": [(1, 3), (2, 3), (2, 4), (3, 3), (3, 4)]},
+}
 
 
 def upstream_outcomes(env_class, rows: tuple[str, ...], config: dict, trials: int, cleanup: bool) -> collections.Counter:
@@ -167,6 +175,8 @@ def upstream_outcomes(env_class, rows: tuple[str, ...], config: dict, trials: in
             tuple(tuple(int(x) for x in a.pos) for a in agents),
             tuple(ORIENT_NAMES.index(a.orientation) for a in agents),
             tuple(float(rewards[f"agent-{i}"]) for i in range(4)),
+            tuple(map(tuple, np.argwhere(env.world_map == b"A").tolist())),
+            tuple(map(tuple, np.argwhere(env.world_map == b"H").tolist())),
         )
         outcomes[key] += 1
     return outcomes
@@ -187,17 +197,32 @@ def motivegym_outcomes(env, params, config: dict, trials: int, step) -> collecti
     agents = AgentState(pos=jnp.asarray(config["pos"], jnp.int32), orient=jnp.asarray(config["orient"], jnp.int32), timeout=jnp.zeros(4, jnp.int32))
     state = dataclasses.replace(state, agents=agents, t=jnp.int32(1), **grids)
     new, _, payoffs, _, _ = step(jax.random.split(jax.random.PRNGKey(7), trials), state, jnp.asarray(config["actions"]), params)
-    pos, orient, pay = (np.asarray(x) for x in (new.agents.pos, new.agents.orient, payoffs))
+    pos, orient, pay, apples = (np.asarray(x) for x in (new.agents.pos, new.agents.orient, payoffs, new.apples))
+    waste = np.asarray(new.waste) if hasattr(new, "waste") else np.zeros_like(apples)
     return collections.Counter(
-        (tuple(tuple(int(x) for x in p) for p in pos[k]), tuple(int(o) for o in orient[k]), tuple(float(v) for v in pay[k])) for k in range(trials)
+        (
+            tuple(tuple(int(x) for x in p) for p in pos[k]),
+            tuple(int(o) for o in orient[k]),
+            tuple(float(v) for v in pay[k]),
+            tuple(map(tuple, np.argwhere(apples[k]).tolist())),
+            tuple(map(tuple, np.argwhere(waste[k]).tolist())),
+        )
+        for k in range(trials)
     )
 
 
 def check(upstream, configs: int, trials: int = 300) -> dict:
+    import social_dilemmas.envs.cleanup as upstream_cleanup
+    import social_dilemmas.envs.harvest as upstream_harvest
+
     from motivegym.envs.spatial.cleanup import Cleanup
     from motivegym.envs.spatial.harvest import Harvest
     from motivegym.envs.spatial.ssd_maps import to_legend
 
+    upstream_harvest.SPAWN_PROB = [0.0, 0.0, 0.0, 0.0]  # no spawning on either side: the maps compare exactly
+    upstream_cleanup.appleRespawnProbability = 0.0
+    upstream_cleanup.wasteSpawnProbability = 0.0
+    no_spawn = {"Harvest": {"regrowth_probs": [0.0, 0.0, 0.0, 0.0]}, "Cleanup": {"apple_respawn_prob": 0.0, "waste_spawn_prob": 0.0}}
     report = {}
     for name, env, rows, upstream_class, n_actions in (
         ("Harvest", Harvest(), ROOM, upstream.Harvest, 8),
@@ -205,11 +230,12 @@ def check(upstream, configs: int, trials: int = 300) -> dict:
     ):
         cleanup = name == "Cleanup"
         river = [(r, c) for r in range(len(rows)) for c in range(len(rows[0])) if rows[r][c] == "R"]
-        params = env.default_params(preset="ssd", layout=to_legend(rows), n_agents=4)
+        params = env.default_params(preset="ssd", layout=to_legend(rows), n_agents=4, **no_spawn[name])
         step = jax.jit(jax.vmap(env.step, in_axes=(0, None, None, None)))
         rng = np.random.default_rng(2024)
         worst, same_support, random_cases = 0.0, 0, 0
-        fixed = [{"apples": [(2, 2)], "waste": [], **c} for c in FIXED_CONFIGS.values()]
+        named = {**FIXED_CONFIGS, **(FIXED_CLEANUP_CONFIGS if cleanup else {})}
+        fixed = [{"apples": [(2, 2)], "waste": [], **c} for c in named.values()]
         for k in range(configs + len(fixed)):
             config = fixed[k] if k < len(fixed) else random_config(rng, n_actions, river)
             theirs = upstream_outcomes(upstream_class, rows, config, trials, cleanup)
@@ -217,7 +243,7 @@ def check(upstream, configs: int, trials: int = 300) -> dict:
             same_support += set(theirs) == set(ours)
             random_cases += len(theirs) > 1
             if k < len(fixed):
-                print(f"{name} {list(FIXED_CONFIGS)[k]}: upstream {dict(theirs)}")
+                print(f"{name} {list(named)[k]}: upstream {dict(theirs)}")
             gap = max(abs(theirs[o] - ours[o]) / trials for o in set(theirs) | set(ours))
             worst = max(worst, gap)
             if set(theirs) != set(ours):
@@ -238,8 +264,6 @@ def main() -> None:
     args = parser.parse_args()
     upstream = load_upstream(args.ssd_src)
     results: dict = {"device": str(jax.devices()[0])}
-    if args.check:
-        results["check"] = check(upstream, args.check)
     if not args.skip_throughput:
         sizes = tuple(int(b) for b in args.batch_sizes.split(","))
         print("| env | preset | upstream SSD steps/s | gymnasium steps/s | ratio | " + " | ".join(f"batched {b}" for b in sizes) + " |")
@@ -253,6 +277,8 @@ def main() -> None:
                 batched = " | ".join(f"{rates['batched'][b]:,.0f}" for b in sizes)
                 print(f"| {env_id} | {preset} | {shown} | {rates['gymnasium']:,.0f} | {ratio} | {batched} |", flush=True)
                 results[f"{env_id}/{preset}"] = {"upstream_steps_per_s": reference if preset == "ssd" else None, **rates}
+    if args.check:  # after the throughput runs: it switches SSD's spawning off
+        results["check"] = check(upstream, args.check)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=1, default=str)
