@@ -17,7 +17,7 @@ Throughput (same map, 5 agents, uniformly random actions, no resets; SSD has no 
 ``--check N``: equivalence of the step on ``N`` random small configurations (a 6×6 room, 4 agents on random
 cells of a 3×3 block, facings, apples, waste and actions): SSD stepped 300 times with NumPy seeds 0..299 against this
 package's step with 300 keys; the joint outcome (positions, facings, payoffs, apple cells, waste cells after the
-step) must have the same support and close frequencies. Apple and waste spawning are switched off on both sides
+step, and every agent's 15×15 RGB view) must have the same support and close frequencies. Apple and waste spawning are switched off on both sides
 for the check (SSD's module constants ``SPAWN_PROB``, ``appleRespawnProbability``, ``wasteSpawnProbability`` set to
 0; the preset's probabilities set to 0), so the maps after eating and cleaning are compared exactly; the spawn
 rules themselves are tested in ``tests/envs/spatial/test_ssd_*.py``. Reports the configurations checked and
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import hashlib
 import json
 import sys
 import time
@@ -149,6 +150,11 @@ FIXED_CLEANUP_CONFIGS = {
 }
 
 
+def view_digest(views: np.ndarray) -> str:
+    """A short digest of the agents' 15×15 RGB views (uint8) for the outcome key."""
+    return hashlib.sha256(np.asarray(views, np.uint8).tobytes()).hexdigest()[:12]
+
+
 def upstream_outcomes(env_class, rows: tuple[str, ...], config: dict, trials: int, cleanup: bool) -> collections.Counter:
     outcomes = collections.Counter()
     np.random.seed(12345)
@@ -169,7 +175,7 @@ def upstream_outcomes(env_class, rows: tuple[str, ...], config: dict, trials: in
             agent.set_pos(np.array(config["pos"][i]))
             agent.update_agent_rot(ORIENT_NAMES[config["orient"][i]])
         np.random.seed(trial)
-        _, rewards, _, _ = env.step({f"agent-{i}": a for i, a in enumerate(config["actions"])})
+        observations, rewards, _, _ = env.step({f"agent-{i}": a for i, a in enumerate(config["actions"])})
         agents = list(env.agents.values())
         key = (
             tuple(tuple(int(x) for x in a.pos) for a in agents),
@@ -177,6 +183,7 @@ def upstream_outcomes(env_class, rows: tuple[str, ...], config: dict, trials: in
             tuple(float(rewards[f"agent-{i}"]) for i in range(4)),
             tuple(map(tuple, np.argwhere(env.world_map == b"A").tolist())),
             tuple(map(tuple, np.argwhere(env.world_map == b"H").tolist())),
+            view_digest(np.stack([observations[f"agent-{i}"]["curr_obs"] for i in range(4)])),
         )
         outcomes[key] += 1
     return outcomes
@@ -196,8 +203,10 @@ def motivegym_outcomes(env, params, config: dict, trials: int, step) -> collecti
             grids[name] = jnp.asarray(grid)
     agents = AgentState(pos=jnp.asarray(config["pos"], jnp.int32), orient=jnp.asarray(config["orient"], jnp.int32), timeout=jnp.zeros(4, jnp.int32))
     state = dataclasses.replace(state, agents=agents, t=jnp.int32(1), **grids)
-    new, _, payoffs, _, _ = step(jax.random.split(jax.random.PRNGKey(7), trials), state, jnp.asarray(config["actions"]), params)
+    new = step(jax.random.split(jax.random.PRNGKey(7), trials), state, jnp.asarray(config["actions"]), params)
+    new, obs, payoffs = new[0], new[1], new[2]
     pos, orient, pay, apples = (np.asarray(x) for x in (new.agents.pos, new.agents.orient, payoffs, new.apples))
+    views = np.asarray(obs).reshape(trials, 4, 15, 15, 3)
     waste = np.asarray(new.waste) if hasattr(new, "waste") else np.zeros_like(apples)
     return collections.Counter(
         (
@@ -206,6 +215,7 @@ def motivegym_outcomes(env, params, config: dict, trials: int, step) -> collecti
             tuple(float(v) for v in pay[k]),
             tuple(map(tuple, np.argwhere(apples[k]).tolist())),
             tuple(map(tuple, np.argwhere(waste[k]).tolist())),
+            view_digest(views[k]),
         )
         for k in range(trials)
     )
