@@ -189,3 +189,14 @@ def test_the_default_rules_are_different_a_follower_never_moves():
     state = dataclasses.replace(state, agents=agents)
     state, *_ = ENV.step(jax.random.PRNGKey(1), state, jnp.asarray([FORWARD, FORWARD, NOOP, NOOP]), params)
     assert positions(state)[:2] == [[3, 3], [2, 4]]
+
+
+def test_a_contest_winner_can_end_up_sharing_a_cell_as_in_ssd():
+    """SSD quirk (checked against SSD's own code by benchmarks/ssd_side_by_side.py --check): agents 1 and 2 contest
+    [2, 2]; its occupant agent-0 tries to leave for [1, 2], where agent-3 turns (no move). SSD moves the contest's
+    winner in at once, agent-0 then fails to leave, and two agents share [2, 2]."""
+    pos = many(placed([[2, 2], [2, 1], [2, 3], [1, 2]]), MOVE_UP, MOVE_RIGHT, MOVE_LEFT, TURN_CLOCKWISE)
+    assert np.all(pos[:, 0] == [2, 2]) and np.all(pos[:, 3] == [1, 2])
+    one_won = np.all(pos[:, 1] == [2, 2], axis=1)
+    assert np.all(np.where(one_won[:, None], pos[:, 2] == [2, 3], (pos[:, 2] == [2, 2]) & (pos[:, 1] == [2, 1])))
+    assert 0.4 < one_won.mean() < 0.6
