@@ -10,6 +10,19 @@ Step order (every env of this module):
 6. removal countdown and respawn; ``t ← t + 1``; truncation at ``t ≥ max_steps`` (never terminated).
 
 Observations and info are built from the post-step state.
+
+``rules="ssd"`` (set by ``preset="ssd"``) swaps this pipeline for the Sequential Social Dilemma games'
+(:meth:`GridDilemma.ssd_step`, rules in :mod:`motivegym.envs.spatial.ssd_rules`):
+
+1. decode SSD actions (out-of-range indices do ``STAY``); turn; reserve cells and resolve moves by SSD's
+   conflict rules (:func:`~motivegym.envs.spatial.ssd_rules.resolve_moves`);
+2. agents on an apple eat it (the lowest index first where agents share a cell);
+3. FIRE beams (per-lane stop at the first agent, side lanes level with the firer): ``−tag_cost`` per beam
+   fired, ``−tag_penalty`` per hit taken; nobody is removed (``tag_timeout`` is unused);
+4. the env's SSD world update (:meth:`GridDilemma.ssd_world`: Cleanup's clean beams, then the spawn pass);
+5. ``t ← t + 1``, truncation at ``max_steps``.
+
+Reset runs the spawn pass once after placing the agents, as SSD's ``reset`` does.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import numpy as np
 from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial import ssd_rules
 from motivegym.envs.spatial.grid import (
     FIRE_TAG,
     AgentState,
@@ -49,6 +63,7 @@ from motivegym.envs.spatial.grid import (
     view_centre,
     window_size,
 )
+from motivegym.envs.spatial.ssd_maps import MAX_SSD_AGENTS, SSD_AGENT_COLOURS, SSD_COLOURS
 
 Array = jax.Array
 
@@ -72,6 +87,12 @@ class GridParams:
     view_side: int = static_field()
     tag_beam_length: int = static_field()
     tag_beam_width: int = static_field()
+    rules: str = static_field()  # "motivegym" (this package's rules) or "ssd" (the Sequential Social Dilemma games')
+    view_encoding: str = static_field()  # "onehot" cell channels or "rgb" (SSD colours, 0..255); rgb needs rules="ssd"
+
+
+#: the names ``preset=`` accepts
+PRESETS = ("default", "ssd")
 
 
 def grid_params(params_class: type, **values: Any) -> Any:
@@ -121,19 +142,46 @@ class GridDilemma(FunctionalEnv):
             raise ValueError(f"{where}: max_steps must be >= 1, got {int(params.max_steps)}")
         if int(params.tag_timeout) < 1:
             raise ValueError(f"{where}: tag_timeout must be >= 1, got {int(params.tag_timeout)}")
+        if params.rules not in ("motivegym", "ssd"):
+            raise ValueError(f"{where}: rules must be 'motivegym' or 'ssd', got {params.rules!r}")
+        if params.view_encoding not in ("onehot", "rgb"):
+            raise ValueError(f"{where}: view_encoding must be 'onehot' or 'rgb', got {params.view_encoding!r}")
+        if params.rules == "ssd":
+            if not params.view_ahead == params.view_behind == params.view_side:
+                raise ValueError(
+                    f"{where}: rules='ssd' uses SSD's square view: view_ahead, view_behind and view_side must be equal, "
+                    f"got {params.view_ahead}, {params.view_behind}, {params.view_side}"
+                )
+            if params.n_agents > MAX_SSD_AGENTS:
+                raise ValueError(f"{where}: rules='ssd' supports at most {MAX_SSD_AGENTS} agents (SSD's agent colours), got {params.n_agents}")
+            for beam in ("tag", "clean"):
+                width = getattr(params, f"{beam}_beam_width", 3)
+                if width not in (1, 3):
+                    raise ValueError(f"{where}: rules='ssd' beams are 1 or 3 lanes wide (SSD update_map_fire), got {beam}_beam_width={width}")
+        elif params.view_encoding == "rgb":
+            raise ValueError(f"{where}: view_encoding='rgb' (SSD's colour view) needs rules='ssd'")
+
+    def make_ssd_params(self) -> Any:  # pragma: no cover - interface
+        """The params of ``preset="ssd"``: the Sequential Social Dilemma games' map and rules."""
+        raise NotImplementedError
 
     def default_params(self, **overrides: Any) -> Any:
-        """Default params with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
+        """Params of ``preset`` (``"default"`` or ``"ssd"``) with overrides; ``layout`` may be a tuple/list of
+        rows or one multi-line string."""
+        preset = overrides.pop("preset", "default")
+        if preset not in PRESETS:
+            raise ValueError(f"{self.name}: preset={preset!r} is invalid: unknown preset; preset must be one of {', '.join(map(repr, PRESETS))}")
         if isinstance(overrides.get("layout"), str):
             overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
         elif "layout" in overrides:
             overrides["layout"] = tuple(overrides["layout"])
-        params = override_params(self.make_params(), overrides, self.name)
+        base = self.make_ssd_params() if preset == "ssd" else self.make_params()
+        params = override_params(base, overrides, self.name, extra_valid=("preset",))
         self.validate(params)
         return params
 
     def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(self.make_params()))
+        return tuple(f.name for f in dataclasses.fields(self.make_params())) + ("preset",)
 
     def layout(self, params: Any) -> Layout:
         return parse_layout(tuple(params.layout))
@@ -144,6 +192,9 @@ class GridDilemma(FunctionalEnv):
     def num_actions(self, params: Any) -> int:
         return self.num_grid_actions
 
+    def is_ssd(self, params: Any) -> bool:
+        return params.rules == "ssd"
+
     # ----- hooks -----
     def initial_world(self, key: Array, layout: Layout, params: Any) -> dict:
         """State fields besides ``agents`` and ``t`` at reset (``apples`` at least)."""
@@ -152,6 +203,18 @@ class GridDilemma(FunctionalEnv):
     def world_step(self, key: Array, state: Any, apples: Array, context: StepContext, params: Any) -> tuple[dict, Array, Info]:
         """Env-specific update: ``(state field changes, extra payoffs [n], extra step info)``."""
         raise NotImplementedError  # pragma: no cover - interface
+
+    def ssd_world(self, key: Array, fields: dict, agents: AgentState, context: StepContext | None, params: Any) -> tuple[dict, Info]:
+        """SSD rules: the env's world update after the beams (``context``) or at reset (``context=None``):
+        ``(state field changes, extra step info)``; ``fields`` holds the current ``apples`` (and ``waste``)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def ssd_cell_colours(self, state: Any, params: Any) -> Array:
+        """int32 ``[H, W, 3]`` SSD colours of the map without agents (walls, apples; Cleanup's river and waste)."""
+        layout = self.layout(params)
+        floor = np.asarray(SSD_COLOURS["floor"], np.int32)
+        base = np.where(layout.walls[..., None], np.asarray(SSD_COLOURS["wall"], np.int32), floor)
+        return jnp.where(state.apples[..., None], jnp.asarray(SSD_COLOURS["apple"], jnp.int32), jnp.asarray(base))
 
     def grid_channels(self, state: Any, params: Any) -> Array:
         """bool ``[H, W, C]`` one-hot cell channels; channel 0 is walls, the last one agents."""
@@ -165,10 +228,16 @@ class GridDilemma(FunctionalEnv):
         layout = self.layout(params)
         agent_key, world_key = jax.random.split(key)
         agents = initial_agents(agent_key, layout.spawn_points, params.n_agents)
-        state = self.state_class()(agents=agents, t=jnp.int32(0), **self.initial_world(world_key, layout, params))
+        world = self.initial_world(world_key, layout, params)
+        if self.is_ssd(params):  # SSD's reset ends with one spawn pass (custom_map_update)
+            changes, _ = self.ssd_world(jax.random.fold_in(world_key, 1), world, agents, None, params)
+            world = {**world, **changes}
+        state = self.state_class()(agents=agents, t=jnp.int32(0), **world)
         return state, self.observe(state, params)
 
     def step(self, key: Array, state: Any, actions: Array, params: Any):
+        if self.is_ssd(params):
+            return self.ssd_step(key, state, actions, params)
         layout = self.layout(params)
         walls = jnp.asarray(layout.walls)
         move_key, world_key, respawn_key = jax.random.split(key, 3)
@@ -211,16 +280,84 @@ class GridDilemma(FunctionalEnv):
         )
         return new_state, self.observe(new_state, params), payoffs + extra_payoffs, terminated | truncated, info
 
+    def ssd_step(self, key: Array, state: Any, actions: Array, params: Any):
+        """One step under SSD's rules (order in the module docstring)."""
+        layout = self.layout(params)
+        walls = jnp.asarray(layout.walls)
+        move_key, world_key = jax.random.split(key)
+        n = params.n_agents
+        decoded = ssd_rules.decode(actions, self.num_actions(params))
+        orient = ssd_rules.turn(state.agents.orient, decoded)
+        target = ssd_rules.move_targets(state.agents.pos, orient, decoded, walls)
+        pos = ssd_rules.resolve_moves(move_key, state.agents.pos, target, ssd_rules.is_mover(decoded), layout.shape[1])
+        agents = dataclasses.replace(state.agents, pos=pos, orient=orient)
+
+        eaten = ssd_rules.first_at_cell(pos) & read_cells(state.apples, pos, outside=False)
+        apples = state.apples & ~occupancy(pos, eaten, layout.shape)
+        fired_tag, _ = ssd_rules.fired(decoded)
+        hits, _ = ssd_rules.tag_hits(pos, orient, fired_tag, walls, params.tag_beam_length, params.tag_beam_width)
+        hits_taken = jnp.sum(hits, axis=0)
+        payoffs = (
+            params.apple_reward * eaten.astype(jnp.float32)
+            - params.tag_cost * fired_tag.astype(jnp.float32)
+            - params.tag_penalty * hits_taken.astype(jnp.float32)
+        )
+        context = StepContext(agents=agents, actions=decoded, active=jnp.ones(n, bool), tagged=hits_taken > 0)
+        fields = {name: getattr(state, name) for name in ("apples", "waste") if hasattr(state, name)}
+        fields["apples"] = apples
+        changes, extra_info = self.ssd_world(world_key, fields, agents, context, params)
+        extra_payoffs = extra_info.pop("payoffs", jnp.zeros(n, jnp.float32))
+        new_state = dataclasses.replace(state, agents=agents, t=state.t + 1, **{**fields, **changes})
+        truncated = new_state.t >= params.max_steps
+        terminated = jnp.bool_(False)
+        info = self.describe(new_state, params)
+        info.update(
+            {
+                "apples_eaten": eaten.astype(jnp.int32),
+                "fired_tag": fired_tag,
+                "tagged": hits_taken > 0,
+                "tag_hits": hits,
+                **extra_info,
+                "terminated": terminated,
+                "truncated": truncated,
+            }
+        )
+        return new_state, self.observe(new_state, params), payoffs + extra_payoffs, terminated | truncated, info
+
     def describe(self, state: Any, params: Any) -> Info:
         return {"step": state.t, "apple_count": jnp.sum(state.apples).astype(jnp.int32), "removed": ~on_map(state.agents)}
 
     def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot map channels, removed flags, positions / map size and ``t / max_steps``."""
-        return 0.0, 1.0
+        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot map channels, removed flags, positions / map size and ``t / max_steps``.
+        With ``view_encoding="rgb"`` the view holds SSD's colour values, ``[0.0, 255.0]``."""
+        return (0.0, 255.0) if params.view_encoding == "rgb" else (0.0, 1.0)
+
+    def ssd_observe(self, state: Any, params: Any) -> Array:
+        """SSD's ``curr_obs``, flattened row-major (row, column, channel): ``[n, V·V·3]`` colour values 0..255
+        (``view_encoding="rgb"``) or ``[n, V·V·C]`` one-hot channels, ``V = 2·view_side + 1`` (SSD: 15), the
+        window rotated as ``map_env.color_view`` (:func:`~motivegym.envs.spatial.ssd_rules.view_offsets`),
+        zeros off the map. Every agent is drawn, the observer too (a shared cell shows the highest index);
+        at reset SSD has not drawn the agents yet, so the reset observation shows none."""
+        pos, orient = state.agents.pos, state.agents.orient
+        n = pos.shape[0]
+        drawn = state.t > 0
+        if params.view_encoding == "rgb":
+            cells = self.ssd_cell_colours(state, params)
+            h, w = cells.shape[:2]
+            painter = jnp.full((h, w), -1, jnp.int32).at[pos[:, 0], pos[:, 1]].max(jnp.arange(n, dtype=jnp.int32))
+            colours = jnp.asarray(SSD_AGENT_COLOURS)[jnp.maximum(painter, 0)]
+            cells = jnp.where(((painter >= 0) & drawn)[..., None], colours, cells)
+        else:
+            channels = self.grid_channels(state, params)
+            cells = channels.at[..., -1].set(channels[..., -1] & drawn)
+        views = ssd_rules.window_views(cells, pos, orient, params.view_side)
+        return views.reshape(n, -1).astype(jnp.float32)
 
     def observe(self, state: Any, params: Any) -> Array:
         """``[n, window * C + 1]``: the rotated window of one-hot channels (other agents only), then a
-        removed flag; a removed agent sees zeros and the flag 1."""
+        removed flag; a removed agent sees zeros and the flag 1. ``rules="ssd"``: :meth:`ssd_observe`."""
+        if self.is_ssd(params):
+            return self.ssd_observe(state, params)
         channels = self.grid_channels(state, params)
         views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         row, col = view_centre(params.view_ahead, params.view_side)
@@ -231,6 +368,9 @@ class GridDilemma(FunctionalEnv):
         return jnp.concatenate([views * keep * active[:, None], (~active).astype(jnp.float32)[:, None]], axis=1)
 
     def observation_size(self, params: Any) -> int:
+        if self.is_ssd(params):
+            cells = (2 * params.view_side + 1) ** 2
+            return cells * (3 if params.view_encoding == "rgb" else len(self.channel_names))
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1
 
     def render_text(self, state: Any, params: Any) -> str:

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial import ssd_rules
 from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
 from motivegym.envs.spatial.grid import (
     FIRE_CLEAN,
@@ -20,6 +21,7 @@ from motivegym.envs.spatial.grid import (
     occupancy,
     read_cells,
 )
+from motivegym.envs.spatial.ssd_maps import CLEANUP_SSD_LAYOUT, SSD_COLOURS
 
 Array = jax.Array
 
@@ -100,6 +102,11 @@ class Cleanup(GridDilemma):
     * **Payoff:** ``+apple_reward`` (1) per apple eaten; ``−clean_cost`` per clean beam fired,
       ``−tag_cost`` per tag beam fired, ``−tag_penalty`` when tagged (all 0 by default).
     * **Termination:** never terminates; truncation at ``max_steps``.
+    * **Presets:** ``preset="ssd"`` gives the Sequential Social Dilemma games' Cleanup (SSD's 25×18 map,
+      SSD's 9 actions, 15×15 RGB view ``[675]`` values 0..255, SSD's collisions and beams, the clean beam
+      stopping at the first waste of each lane, at most one new waste cell a step gated at density 0.4,
+      the spawn pass at reset): :meth:`make_ssd_params`, :mod:`motivegym.envs.spatial.ssd_rules`,
+      ``docs/spatial_presets.md``.
     * **Defaults:** 5 agents on the 14×20 map :data:`CLEANUP_LAYOUT`, ``max_steps=1000``,
       ``waste_spawn_prob=0.01`` (≈ 0.5 new waste cells per step on the 54-cell river),
       ``apple_respawn_prob=0.05``, ``threshold_depletion=0.4``, ``threshold_restoration=0.0``,
@@ -135,6 +142,38 @@ class Cleanup(GridDilemma):
             tag_beam_width=3,
             clean_beam_length=3,
             clean_beam_width=3,
+            rules="motivegym",
+            view_encoding="onehot",
+        )
+
+    def make_ssd_params(self) -> CleanupParams:
+        """``preset="ssd"``: SSD's ``CleanupEnv`` (25×18 map, 5 agents, horizon 1000, FIRE costs 1 and each hit
+        50, CLEAN free, both beams 5 long × 3 wide, ``wasteSpawnProbability = 0.5`` per visited clean cell
+        with at most one new waste cell a step, ``appleRespawnProbability = 0.05``, thresholds 0.4 / 0.0,
+        15×15 RGB view)."""
+        return grid_params(
+            CleanupParams,
+            max_steps=1000,
+            tag_timeout=1,
+            apple_reward=1.0,
+            tag_cost=1.0,
+            tag_penalty=50.0,
+            waste_spawn_prob=0.5,
+            apple_respawn_prob=0.05,
+            threshold_depletion=0.4,
+            threshold_restoration=0.0,
+            clean_cost=0.0,
+            layout=CLEANUP_SSD_LAYOUT,
+            n_agents=5,
+            view_ahead=7,
+            view_behind=7,
+            view_side=7,
+            tag_beam_length=5,
+            tag_beam_width=3,
+            clean_beam_length=5,
+            clean_beam_width=3,
+            rules="ssd",
+            view_encoding="rgb",
         )
 
     def validate(self, params: Any) -> None:
@@ -180,6 +219,41 @@ class Cleanup(GridDilemma):
             "apple_spawn_prob": probability.astype(jnp.float32),
         }
         return {"apples": apples, "waste": waste}, payoffs, info
+
+    def ssd_world(self, key: Array, fields: dict, agents: AgentState, context: StepContext | None, params: Any):
+        """SSD Cleanup after the FIRE beams: the CLEAN beams in random agent order (each lane cleans and stops at
+        its first waste cell, :func:`~motivegym.envs.spatial.ssd_rules.clean_beams`), ``−clean_cost`` per
+        CLEAN, then ``compute_probabilities`` and ``spawn_apples_and_waste``
+        (:func:`~motivegym.envs.spatial.ssd_rules.cleanup_spawn`). At reset (``context=None``) only the spawn."""
+        layout = self.layout(params)
+        river, walls = jnp.asarray(layout.river), jnp.asarray(layout.walls)
+        n = params.n_agents
+        clean_key, spawn_key = jax.random.split(key)
+        waste = fields["waste"]
+        info: dict = {}
+        if context is not None:
+            _, fired_clean = ssd_rules.fired(context.actions)
+            waste, cleaned = ssd_rules.clean_beams(
+                clean_key, agents.pos, agents.orient, fired_clean, waste, walls, params.clean_beam_length, params.clean_beam_width
+            )
+            info = {"fired_clean": fired_clean, "waste_cleaned": cleaned, "payoffs": -params.clean_cost * fired_clean.astype(jnp.float32)}
+        _, apple_p, waste_p = ssd_rules.cleanup_probabilities(
+            jnp.sum(waste & river), int(layout.river.sum()), params.apple_respawn_prob, params.waste_spawn_prob,
+            params.threshold_depletion, params.threshold_restoration,
+        )  # fmt: skip
+        occupied = occupancy(agents.pos, jnp.ones(n, bool), layout.shape)
+        apples, waste = ssd_rules.cleanup_spawn(spawn_key, fields["apples"], waste, layout.apple_cells, river, occupied, apple_p, waste_p)
+        if context is not None:
+            info["apple_spawn_prob"] = apple_p.astype(jnp.float32)
+        return {"apples": apples, "waste": waste}, info
+
+    def ssd_cell_colours(self, state: CleanupState, params: Any) -> Array:
+        """SSD ``CLEANUP_COLORS``: river and stream brown-grey, waste blue-grey, apples green, walls grey."""
+        layout = self.layout(params)
+        cells = super().ssd_cell_colours(state, params)
+        river_like = jnp.asarray(layout.river | layout.stream)[..., None]
+        cells = jnp.where(river_like, jnp.asarray(SSD_COLOURS["river"], jnp.int32), cells)
+        return jnp.where(state.waste[..., None], jnp.asarray(SSD_COLOURS["waste"], jnp.int32), cells)
 
     def describe(self, state: CleanupState, params: Any) -> dict:
         info = super().describe(state, params)

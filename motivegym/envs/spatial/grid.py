@@ -40,7 +40,7 @@ DIRECTIONS = np.array([[-1, 0], [0, 1], [1, 0], [0, -1]], np.int32)
 ORIENTATION_ARROWS = "^>v<"
 
 #: ASCII map legend
-WALL, FLOOR, SPAWN, APPLE, APPLE_SPAWN_EMPTY, RIVER, WASTE = "#", " ", "P", "A", "a", "~", "*"
+WALL, FLOOR, SPAWN, APPLE, APPLE_SPAWN_EMPTY, RIVER, WASTE, STREAM = "#", " ", "P", "A", "a", "~", "*", "="
 LEGEND = {
     WALL: "wall",
     FLOOR: "floor",
@@ -49,6 +49,7 @@ LEGEND = {
     APPLE_SPAWN_EMPTY: "apple spawn point, empty at reset",
     RIVER: "river (clean water)",
     WASTE: "river with waste at reset",
+    STREAM: "stream: walkable floor drawn like the river, never polluted (SSD Cleanup's 'S')",
 }
 
 
@@ -61,6 +62,7 @@ class Layout:
     initial_apples: np.ndarray  # [H, W] bool
     river: np.ndarray  # [H, W] bool
     initial_waste: np.ndarray  # [H, W] bool
+    stream: np.ndarray  # [H, W] bool
     spawn_points: np.ndarray  # [K, 2] int32 (row, col) in reading order
 
     @property
@@ -94,6 +96,7 @@ def parse_layout(rows: tuple[str, ...]) -> Layout:
         initial_apples=grid == APPLE,
         river=(grid == RIVER) | (grid == WASTE),
         initial_waste=grid == WASTE,
+        stream=grid == STREAM,
         spawn_points=spawn_points.reshape(-1, 2),
     )
 
@@ -337,6 +340,7 @@ CELL_COLOURS = {
     "apple_spawn": (45, 70, 45),
     "river": (60, 120, 200),
     "waste": (120, 100, 40),
+    "stream": (60, 120, 200),
 }
 
 
@@ -351,6 +355,7 @@ def render_text_grid(layout: Layout, agents: AgentState, apples: np.ndarray, was
     chars = np.full(layout.shape, FLOOR)
     chars[layout.walls] = WALL
     chars[layout.river] = RIVER
+    chars[layout.stream] = STREAM
     if waste is not None:
         chars[np.asarray(waste)] = WASTE
     chars[np.asarray(apples)] = APPLE
@@ -385,6 +390,7 @@ def base_cell_colours(layout: Layout, apples: np.ndarray, waste: np.ndarray | No
     rgb[:] = CELL_COLOURS["floor"]
     rgb[layout.apple_spawn] = CELL_COLOURS["apple_spawn"]
     rgb[layout.river] = CELL_COLOURS["river"]
+    rgb[layout.stream] = CELL_COLOURS["stream"]
     if waste is not None:
         rgb[np.asarray(waste)] = CELL_COLOURS["waste"]
     rgb[np.asarray(apples)] = CELL_COLOURS["apple"]

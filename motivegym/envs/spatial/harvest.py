@@ -9,8 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial import ssd_rules
 from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
 from motivegym.envs.spatial.grid import AgentState, Layout, bernoulli_at_cells, occupancy
+from motivegym.envs.spatial.ssd_maps import HARVEST_SSD_LAYOUT
 
 Array = jax.Array
 
@@ -105,6 +107,11 @@ class Harvest(GridDilemma):
     * **Payoff:** ``+apple_reward`` (1) per apple eaten (by stepping onto it), ``−tag_cost`` per tag
       beam fired, ``−tag_penalty`` when tagged (both 0 by default).
     * **Termination:** never terminates; truncation at ``max_steps``.
+    * **Presets:** ``preset="ssd"`` gives the Sequential Social Dilemma games' Harvest (SSD's 16×38 map,
+      actions ``MOVE_LEFT, MOVE_RIGHT, MOVE_UP, MOVE_DOWN, STAY, TURN_CLOCKWISE, TURN_COUNTERCLOCKWISE, FIRE``,
+      15×15 RGB view ``[675]`` values 0..255, SSD's collisions, beams, −1/−50 beam costs, no removal, 3×3
+      regrowth window with ``[0, 0.005, 0.02, 0.05]``): :meth:`make_ssd_params`,
+      :mod:`motivegym.envs.spatial.ssd_rules`, ``docs/spatial_presets.md`` (deviations row by row).
     * **Defaults:** 5 agents on the 18×30 map :data:`HARVEST_LAYOUT` (108 apple cells, 16 spawn
       points), ``max_steps=1000``, ``regrowth_probs=(0, 0.01, 0.05, 0.1)``, ``regrowth_radius=2``,
       ``tag_timeout=25``, tag beam 3 long × 3 wide, view 9 ahead, 1 behind, 5 each side (11×11).
@@ -133,6 +140,32 @@ class Harvest(GridDilemma):
             view_side=5,
             tag_beam_length=3,
             tag_beam_width=3,
+            rules="motivegym",
+            view_encoding="onehot",
+        )
+
+    def make_ssd_params(self) -> HarvestParams:
+        """``preset="ssd"``: SSD's ``HarvestEnv`` (16×38 map, 5 agents as in its training scripts, horizon
+        1000, FIRE costs 1 and each hit 50, beam 5 long × 3 wide, ``SPAWN_PROB = [0, 0.005, 0.02, 0.05]`` over
+        the 3×3 window, 15×15 RGB view)."""
+        return grid_params(
+            HarvestParams,
+            max_steps=1000,
+            tag_timeout=1,
+            apple_reward=1.0,
+            tag_cost=1.0,
+            tag_penalty=50.0,
+            regrowth_probs=[0.0, 0.005, 0.02, 0.05],
+            regrowth_radius=2,
+            layout=HARVEST_SSD_LAYOUT,
+            n_agents=5,
+            view_ahead=7,
+            view_behind=7,
+            view_side=7,
+            tag_beam_length=5,
+            tag_beam_width=3,
+            rules="ssd",
+            view_encoding="rgb",
         )
 
     def validate(self, params: Any) -> None:
@@ -156,6 +189,16 @@ class Harvest(GridDilemma):
         n = params.n_agents
         info = {"apples_regrown": jnp.sum(regrown & ~apples).astype(jnp.int32)}
         return {"apples": regrown}, jnp.zeros(n, jnp.float32), info
+
+    def ssd_world(self, key: Array, fields: dict, agents: AgentState, context: StepContext | None, params: Any):
+        """SSD ``harvest.spawn_apples`` (:func:`~motivegym.envs.spatial.ssd_rules.harvest_regrowth`); with SSD's
+        rule ``regrowth_radius`` is its ``APPLE_RADIUS`` (window ``j² + k² ≤ radius``) and ``regrowth_probs``
+        index the counts 0, 1, 2, ≥ 3."""
+        layout = self.layout(params)
+        apples = fields["apples"]
+        occupied = occupancy(agents.pos, jnp.ones(params.n_agents, bool), layout.shape)
+        regrown = ssd_rules.harvest_regrowth(key, apples, layout.apple_cells, occupied, params.regrowth_probs, params.regrowth_radius)
+        return {"apples": regrown}, {"apples_regrown": jnp.sum(regrown & ~apples).astype(jnp.int32)}
 
     def grid_channels(self, state: HarvestState, params: Any) -> Array:
         layout = self.layout(params)

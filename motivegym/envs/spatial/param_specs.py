@@ -34,6 +34,8 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "view_side": integer(0),
         "tag_beam_length": integer(1),
         "tag_beam_width": BEAM_WIDTH,
+        "rules": choice("motivegym", "ssd", note="'ssd': the Sequential Social Dilemma games' rules (set by preset='ssd')"),
+        "view_encoding": choice("onehot", "rgb", note="'rgb' (SSD's colour view, values 0..255) needs rules='ssd'"),
     },
     "Harvest": {"regrowth_probs": real_array((4,), 0.0, 1.0), "regrowth_radius": integer(1)},
     "Cleanup": {
@@ -58,6 +60,11 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "payoff_matrix": real_array((2, 3), note="row i: player i's own coin, other's coin, penalty when its coin is taken"),
         "egocentric": flag(),
     },
+}
+
+#: keywords the grid envs consume themselves (not fields)
+KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
+    "GridDilemma": {"preset": choice("default", "ssd", default="'default'", note="'ssd': SSD's maps and rules (docs/spatial_presets.md)")},
 }
 
 PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
