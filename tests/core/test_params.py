@@ -191,7 +191,7 @@ def test_bad_values_raise_through_make_jax_for_every_env_and_parameter():
     """6,179 bad inputs (NaN, ±inf, None, strings, complex, bools, wrong shapes, non-integers, float32
     overflow, just outside the range, a non-zero diagonal) of every parameter of all 31 envs, through
     ``make_jax`` and ``env.default_params``: each raises ``ValueError`` naming the env and the parameter."""
-    assert len(ALL_CASES) == 6179, "the bad-input generator changed: update the count in this docstring"
+    assert len(ALL_CASES) == 6215, "the bad-input generator changed: update the count in this docstring"
     problems = failures(("make_jax", "default_params"), ALL_CASES)
     assert not problems, f"{len(problems)} of {len(ALL_CASES)}:\n" + "\n".join(problems[:40])
 
@@ -199,7 +199,7 @@ def test_bad_values_raise_through_make_jax_for_every_env_and_parameter():
 def test_bad_values_raise_through_gymnasium_make_for_every_env_and_parameter():
     """2,095 of the inputs (None, NaN, an unknown choice or ragged map, just below/above the range)
     of every parameter of all 31 envs through ``gymnasium.make``."""
-    assert len(QUICK_CASES) == 2095
+    assert len(QUICK_CASES) == 2107
     problems = failures(("gymnasium.make",), QUICK_CASES)
     assert not problems, "\n".join(problems[:40])
 
