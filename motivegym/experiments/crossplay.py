@@ -192,11 +192,13 @@ def format_matrix(matrix: CrossplayMatrix) -> str:
     from motivegym.experiments.report import format_interval
 
     width = max(14, *(len(r) for r in matrix.rewards))
+    cells = [[format_interval(cell) for cell in row] for row in matrix.focal]
+    column = 2 + max(max(len(r) for r in matrix.rewards), *(len(c) for row in cells for c in row))
     lines = [f"{matrix.env_id} {matrix.algo} ({matrix.sharing}): focal per-capita payoff, rows focal, columns background "
              f"({len(matrix.seeds)} seed pairs × {matrix.episodes} episodes)"]  # fmt: skip
-    lines.append(" " * width + "".join(f"{r:>28}" for r in matrix.rewards))
-    for a, reward in enumerate(matrix.rewards):
-        lines.append(f"{reward:<{width}}" + "".join(f"{format_interval(cell):>28}" for cell in matrix.focal[a]))
+    lines.append(" " * width + "".join(f"{r:>{column}}" for r in matrix.rewards))
+    for reward, row in zip(matrix.rewards, cells):
+        lines.append(f"{reward:<{width}}" + "".join(f"{c:>{column}}" for c in row))
     return "\n".join(lines)
 
 
