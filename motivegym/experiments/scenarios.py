@@ -278,7 +278,7 @@ def format_results(results: list[ScenarioResult]) -> str:
     lines = [header, "-" * len(header)]
     for r in results:
         lines.append(
-            f"{r.scenario:<36} {r.focal[:20]:<20} {format_interval(r.focal_per_capita):>28} {format_interval(r.welfare):>30} "
+            f"{r.scenario:<36} {(r.focal if len(r.focal) <= 20 else "…" + r.focal[-19:]):<20} {format_interval(r.focal_per_capita):>28} {format_interval(r.welfare):>30} "
             f"{r.normalized_score:7.3f}"
         )
     lines.append("score: 0 = random focal population, 1 = the best scripted (bot) focal population, same episode keys")
