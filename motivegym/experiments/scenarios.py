@@ -277,8 +277,9 @@ def format_results(results: list[ScenarioResult]) -> str:
     header = f"{'scenario':<36} {'focal':<20} {'focal per capita':>28} {'welfare':>30} {'score':>7}"
     lines = [header, "-" * len(header)]
     for r in results:
+        focal = r.focal if len(r.focal) <= 20 else "…" + r.focal[-19:]
         lines.append(
-            f"{r.scenario:<36} {(r.focal if len(r.focal) <= 20 else "…" + r.focal[-19:]):<20} {format_interval(r.focal_per_capita):>28} {format_interval(r.welfare):>30} "
+            f"{r.scenario:<36} {focal:<20} {format_interval(r.focal_per_capita):>28} {format_interval(r.welfare):>30} "
             f"{r.normalized_score:7.3f}"
         )
     lines.append("score: 0 = random focal population, 1 = the best scripted (bot) focal population, same episode keys")
