@@ -199,11 +199,10 @@ def scenario_payoffs(
 
 
 @functools.lru_cache(maxsize=256)
-def reference_scores(scenario_name: str, episodes: int, seed: int) -> dict[str, float]:
+def reference_scores(scenario: Scenario, episodes: int, seed: int) -> dict[str, float]:
     """Focal per-capita payoff of the random focal population and of each bot role as the focal population."""
     import motivegym
 
-    scenario = get_scenario(scenario_name)
     env, params = motivegym.make_jax(scenario.env_id)
     mask = scenario.focal_mask()
     scores = {}
@@ -249,7 +248,7 @@ def run_scenario(
     focal_capita = payoffs[..., mask].mean(-1)  # [S, E]
     background_capita = payoffs[..., ~mask].mean(-1) if (~mask).any() else np.full(focal_capita.shape, np.nan)
     welfare = payoffs.sum(-1)
-    references = reference_scores(scenario.name, episodes, seed)
+    references = reference_scores(scenario, episodes, seed)
     random_focal = references["random"]
     best_role, best_focal = max(((k, v) for k, v in references.items() if k != "random"), key=lambda kv: kv[1])
     span = best_focal - random_focal

@@ -58,3 +58,16 @@ def test_crossplay_refuses_sweeps_without_checkpoints(tmp_path, sweep_dir, capsy
         run_crossplay(sweep_dir, envs=("StagHunt-v0",), progress=False)
     assert main(["crossplay", str(sweep_dir), "--episodes", "0"]) == 2
     assert "episodes" in capsys.readouterr().err
+
+
+def test_a_scenario_can_have_a_trained_background_population(sweep_dir):
+    """A user-defined scenario: the focal bot among a checkpoint (one trained seed) as the background."""
+    from motivegym.experiments.scenarios import Scenario
+
+    background = sorted((sweep_dir / "checkpoints").glob("*__private__seed0__*.safetensors"))[0]
+    scenario = Scenario("PD among private IPPO", "PrisonersDilemma-v0", f"checkpoint:{background}", (0,), 2, "custom")
+    result = run_scenario(scenario, "bot:cooperator", episodes=2)
+    checkpoint_self_play = evaluate("PrisonersDilemma-v0", f"checkpoint:{background}", "private", 2, compare_to_oracle=False)
+    assert result.background == f"checkpoint:{background}" and result.seeds == 1
+    assert 0.0 <= result.focal_per_capita.estimate <= 150.0  # a cooperator earns 0 (S) or 3 (R) a round
+    assert np.isfinite(checkpoint_self_play.welfare)
