@@ -246,7 +246,8 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
     ax.set_ylabel("focal payoff return per episode")
     verdict_text = diagram.conditions()["social dilemma"]
     kwargs = ", ".join(f"{k}={v!r}" for k, v in diagram.env_kwargs.items())
-    ax.set_title(f"{diagram.env_id}{f' ({kwargs})' if kwargs else ''}: social dilemma: {verdict_text}", fontsize=9)
+    where = f"{diagram.env_id} ({kwargs})\n" if kwargs else f"{diagram.env_id}: "  # long kwargs: the verdict on a line of its own
+    ax.set_title(f"{where}social dilemma: {verdict_text}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -105,3 +105,11 @@ def test_cooperator_bot_earns_positive_welfare_under_ssd():
     state, obs = env.reset(jax.random.PRNGKey(1), params)
     _, infos = run(env, params, bot, state, obs, steps=150, seed=1)
     assert sum(int(np.sum(info["apples_eaten"])) for info in infos) > 0
+
+
+@pytest.mark.parametrize("env_id", ["Harvest-v0", "Cleanup-v0"])
+def test_defector_tags_only_where_tagging_removes(env_id):
+    """The default preset removes a tagged agent (a selfish gain); SSD's beam only costs, so its defector does not tag."""
+    assert make_bot(env_id, "defector").tag is True
+    env, params = ssd(env_id)
+    assert make_bot(env_id, "defector", env, params).tag is False
