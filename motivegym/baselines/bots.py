@@ -21,7 +21,9 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
   image score is ≥ 0 / never gives;
 * Harvest: restrained forager ``GridForager(restraint=4)`` (the scripted optimum profile) / — / greedy
   forager that tags ``GridForager(restraint=0, tag=True)`` (the scripted equilibrium's selfish strategy);
-* Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags;
+  under ``preset="ssd"`` (pass ``view_encoding="onehot"``) the greedy forager does not tag, since SSD's beam
+  removes nobody and only costs (−1 to fire, −50 to the hit agent);
+* Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags (not under ``preset="ssd"``);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).
@@ -189,6 +191,13 @@ def _every_agent_cleans(env: FunctionalEnv, params: Any) -> Policy:
     return GridForager(cleaners=env.n_agents(params))
 
 
+def _greedy_forager(env: FunctionalEnv, params: Any) -> Policy:
+    """Greedy forager; it tags only where tagging removes the hit agent (the default preset). Under
+    ``rules="ssd"`` a hit agent stays on the map and only the firer (−1) and the hit agent (−50) pay, so
+    tagging gains the tagger nothing and the selfish strategy does not tag."""
+    return GridForager(restraint=0, tag=not env.is_ssd(params))
+
+
 MATRIX_PAIR = {"cooperator": lambda env, params: FixedAction(0), "reciprocator": lambda env, params: MatrixTitForTat(),
                "defector": lambda env, params: FixedAction(1)}  # fmt: skip
 #: env name (without "-v0") → role → ``factory(env, params) -> Policy``; coopetition envs use COOPETITION_BOTS
@@ -208,9 +217,9 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
     },
     "Harvest": {
         "cooperator": lambda env, params: GridForager(restraint=4),
-        "defector": lambda env, params: GridForager(restraint=0, tag=True),
+        "defector": _greedy_forager,
     },
-    "Cleanup": {"cooperator": _every_agent_cleans, "defector": lambda env, params: GridForager(restraint=0, tag=True)},
+    "Cleanup": {"cooperator": _every_agent_cleans, "defector": _greedy_forager},
     "CoinGame": {
         "cooperator": lambda env, params: CoinChaser(own_only=True),
         "defector": lambda env, params: CoinChaser(own_only=False),
@@ -247,7 +256,8 @@ def bot_roles(env_id: str) -> tuple[str, ...]:
 
 
 def make_bot(env_id: str, role: str, env: FunctionalEnv | None = None, params: Any = None) -> Policy:
-    """The scripted ``role`` bot of ``env_id`` (a joint policy); ``env``/``params`` default to ``make_jax(env_id)``."""
+    """The scripted ``role`` bot of ``env_id`` (a joint policy) for ``env``/``params`` (default ``make_jax(env_id)``;
+    pass the env and params of a preset, e.g. ``make_jax("Harvest-v0", preset="ssd", view_encoding="onehot")``)."""
     table = bot_table(env_id)
     if role not in table:
         raise ValueError(f"{env_id}: no {role!r} bot; roles on this env: {', '.join(bot_roles(env_id))}")

@@ -15,7 +15,11 @@ policy state, so a profile in which one agent plays differently (a unilateral de
   reach; head for the river when no waste is visible). With no target in view an agent explores
   (forward 60%, turn left or right 20% each); every action is uniformly random with probability
   ``epsilon`` (a move or turn, never a beam; this breaks deadlocks between agents wanting each other's cell). Paths are not
-  planned: walking to a target can trample (eat) other apples on the way.
+  planned: walking to a target can trample (eat) other apples on the way. Under ``preset="ssd"`` (needs
+  ``view_encoding="onehot"``) it maps its intended actions to SSD's by name (``env.action_names``), uses
+  SSD's beam shapes (centre lane ``1..length`` ahead, side lanes ``0..length−1``) and tracks whether SSD's
+  view is turned over (SSD shows east/west-facing agents a window whose top row lies behind them); see
+  :meth:`GridForager.ssd_call`.
 * ``CoinChaser`` (CoinGame): shortest torus move towards the coin; ``own_only=True`` only chases
   coins of the agent's own colour and waits (noop) otherwise.
 * ``KeyPasser`` (KeyDoorGift): fetch the key, open the own door, drop the key there and step away
@@ -88,13 +92,19 @@ class GridForager(Policy):
 
     def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
         n, names = env.n_agents(params), tuple(env.channel_names)
+        ssd = bool(getattr(env, "is_ssd", lambda p: False)(params))
+        if ssd and params.view_encoding != "onehot":
+            raise ValueError(
+                f"{env.name}: the grid forager reads one-hot cell channels; under preset='ssd' pass view_encoding='onehot' "
+                f"(got view_encoding={params.view_encoding!r})"
+            )
         rows, cols = params.view_ahead + params.view_behind + 1, 2 * params.view_side + 1
         d, lateral = np.meshgrid(params.view_ahead - np.arange(rows), np.arange(cols) - params.view_side, indexing="ij")
         cleaners = np.arange(n) < self.cleaners if isinstance(self.cleaners, int) else self.cleaners
         if np.any(cleaners) and "waste" not in names:
             raise ValueError(f"{env.name}: cleaners need an env with waste (Cleanup)")
         channel = {c: names.index(c) if c in names else 0 for c in ("apple", "waste", "river")}
-        return {
+        state = {
             "d": jnp.asarray(d, jnp.int32),  # [rows, cols] forward distance of each window cell (its shape is static)
             "lateral": jnp.asarray(lateral, jnp.int32),
             "channels": jnp.asarray([channel["apple"], channel["waste"], channel["river"], len(names) - 1], jnp.int32),
@@ -103,23 +113,37 @@ class GridForager(Policy):
             "clean": per_agent(cleaners, n, bool),
             "epsilon": jnp.float32(self.epsilon),
         }
+        if ssd:
+            state.update(ssd_state(env, params, n, names, d, lateral))
+        return state
 
     def __call__(self, key, obs, state):
         n = obs.shape[0]
+        if "ssd_actions" in state:
+            return self.ssd_call(key, obs, state)
         actions = jax.vmap(lambda k, o, r, t, c: self.act(k, o, state, r, t, c))(
             jax.random.split(key, n), obs, state["restraint"], state["tag"], state["clean"]
         )
         return actions, state
 
     def act(self, key: Array, obs: Array, state: PolicyState, restraint: Array, tag: Array, clean: Array) -> Array:
-        d, lateral = state["d"], state["lateral"]
+        """One agent's action in the default preset's vocabulary (``NOOP`` .. ``FIRE_CLEAN``)."""
+        d = state["d"]
         rows, cols = d.shape
         view = obs[:-1].reshape(rows, cols, -1) > 0.5
+        in_beam = (d >= 1) & (d <= 3) & (jnp.abs(state["lateral"]) <= 1)
+        return self.intent(key, view, state, restraint, tag, clean, in_beam, in_beam)
+
+    def intent(
+        self, key: Array, view: Array, state: PolicyState, restraint: Array, tag: Array, clean: Array, tag_beam: Array, clean_beam: Array
+    ) -> Array:
+        """The intended action (default vocabulary) from a bool ``[rows, cols, C]`` view whose top row lies ahead."""
+        d, lateral = state["d"], state["lateral"]
+        rows, cols = d.shape
         apple_ch, waste_ch, river_ch, agent_ch = (state["channels"][k] for k in range(4))
         apples, waste, river, agents = view[..., apple_ch], view[..., waste_ch], view[..., river_ch], view[..., agent_ch]
         tie_key, explore_key, eps_key, random_key = jax.random.split(key, 4)
         noise = jax.random.uniform(tie_key, d.shape)
-        in_beam = (d >= 1) & (d <= 3) & (jnp.abs(lateral) <= 1)
 
         padded = jnp.pad(apples.astype(jnp.int32), 2)
         neighbours = sum(padded[2 + a : 2 + a + rows, 2 + b : 2 + b + cols] for a, b in DISC_2)
@@ -131,14 +155,107 @@ class GridForager(Policy):
         to_waste = jnp.where(wd >= 1, jnp.where(jnp.abs(wl) <= 1, FORWARD, approach(0, wl)), turn_to)
         river_seen, rd, rl = nearest(river | waste, d, lateral, noise)
         to_river = jnp.where(river_seen, approach(rd, rl), -1)
-        cleaning = jnp.where(jnp.any(waste & in_beam), FIRE_CLEAN, jnp.where(waste_seen, to_waste, to_river))
+        cleaning = jnp.where(jnp.any(waste & clean_beam), FIRE_CLEAN, jnp.where(waste_seen, to_waste, to_river))
 
         action = jnp.where(clean, cleaning, forage)
-        action = jnp.where(tag & jnp.any(agents & in_beam), FIRE_TAG, action)
+        action = jnp.where(tag & jnp.any(agents & tag_beam), FIRE_TAG, action)
         explore = jax.random.choice(explore_key, jnp.array([FORWARD, TURN_LEFT, TURN_RIGHT]), p=jnp.array([0.6, 0.2, 0.2]))
         action = jnp.where(action < 0, explore, action)
         uniform = jax.random.randint(random_key, (), NOOP, TURN_RIGHT + 1)  # a random move or turn (never a beam)
         return jnp.where(jax.random.uniform(eps_key) < state["epsilon"], uniform, action).astype(jnp.int32)
+
+    def ssd_call(self, key: Array, obs: Array, state: PolicyState) -> tuple[Array, PolicyState]:
+        """``preset="ssd"``: the SSD view is a square window whose top row lies *behind* the agent when it faces
+        east or west (``map_env.color_view``, see :func:`~motivegym.envs.spatial.ssd_rules.view_offsets`), and
+        nothing in the observation says which way the agent faces. Each agent keeps a belief ``flipped`` (the
+        view is turned 180°), updated by :func:`update_flip_belief` from its own last action and the shift of
+        the scene between its last two views. Intended actions
+        are mapped to SSD's indices by name (``env.action_names``)."""
+        n = obs.shape[0]
+        d = state["d"]
+        rows, cols = d.shape
+        views = obs.reshape(n, rows, cols, -1) > 0.5
+        static = views[..., :-1]  # [n, rows, cols, C − 1]: every channel but agents
+        flipped = update_flip_belief(state["ssd_flipped"], state["ssd_last_intent"], state["ssd_prev_static"], static)
+        upright = jnp.where(flipped[:, None, None, None], views[:, ::-1, ::-1], views)
+
+        def one(k, view, r, t, c):
+            return self.intent(k, view, state, r, t, c, state["ssd_tag_beam"], state["ssd_clean_beam"])
+
+        intents = jax.vmap(one)(jax.random.split(key, n), upright, state["restraint"], state["tag"], state["clean"])
+        new_state = {**state, "ssd_flipped": flipped, "ssd_last_intent": intents, "ssd_prev_static": static}
+        return state["ssd_actions"][intents], new_state
+
+
+#: the env action names each intended action (default vocabulary, index = intent) may go by, first match wins
+INTENT_NAMES = (
+    ("noop", "STAY"), ("forward", "MOVE_UP"), ("backward", "MOVE_DOWN"), ("step_left", "MOVE_LEFT"), ("step_right", "MOVE_RIGHT"),
+    ("turn_left", "TURN_COUNTERCLOCKWISE"), ("turn_right", "TURN_CLOCKWISE"), ("fire_tag", "FIRE"), ("fire_clean", "CLEAN"),
+)  # fmt: skip
+#: the shift (rows, cols) of the static cells between two views of an upright (unflipped) window after a move:
+#: forward brings cells ahead one row down, a step right moves the world one column left
+MOVE_SHIFTS = {FORWARD: (1, 0), BACKWARD: (-1, 0), STEP_LEFT: (0, 1), STEP_RIGHT: (0, -1)}
+
+
+def intent_actions(action_names: tuple[str, ...]) -> np.ndarray:
+    """int32 ``[9]``: the env index of each intended action; an intent the env lacks (``fire_clean`` in Harvest)
+    maps to the env's noop/STAY (the forager never chooses it there)."""
+    index = {name: i for i, name in enumerate(action_names)}
+    noop = next((index[name] for name in INTENT_NAMES[NOOP] if name in index), None)
+    if noop is None:
+        raise ValueError(f"the forager needs a noop/STAY action, the env has {action_names}")
+    table = [next((index[name] for name in names if name in index), noop) for names in INTENT_NAMES]
+    missing = [INTENT_NAMES[i][0] for i in range(FIRE_TAG) if all(name not in index for name in INTENT_NAMES[i])]
+    if missing:
+        raise ValueError(f"the forager needs the actions {missing}; the env has {action_names}")
+    return np.asarray(table, np.int32)
+
+
+def ssd_state(env: FunctionalEnv, params: Any, n: int, names: tuple[str, ...], d: np.ndarray, lateral: np.ndarray) -> PolicyState:
+    """The extra policy state of the forager under ``preset="ssd"`` (see :meth:`GridForager.ssd_call`).
+
+    Beams as ``ssd_rules.beam_cells``: the centre lane ``1..length`` ahead, side lanes ``0..length−1``."""
+    width = params.tag_beam_width
+
+    def beam(length: int, width: int) -> np.ndarray:
+        centre = (lateral == 0) & (d >= 1) & (d <= length)
+        side = (np.abs(lateral) >= 1) & (np.abs(lateral) <= (width - 1) // 2) & (d >= 0) & (d <= length - 1)
+        return centre | side
+
+    return {
+        "ssd_actions": jnp.asarray(intent_actions(env.action_names(params))),
+        "ssd_tag_beam": jnp.asarray(beam(params.tag_beam_length, width)),
+        "ssd_clean_beam": jnp.asarray(beam(getattr(params, "clean_beam_length", 0), getattr(params, "clean_beam_width", 1))),
+        "ssd_flipped": jnp.zeros(n, bool),
+        "ssd_last_intent": jnp.full(n, NOOP, jnp.int32),
+        "ssd_prev_static": jnp.zeros((n, *d.shape, len(names) - 1), bool),
+    }
+
+
+def shifted_mismatch(now: Array, before: Array, rows: int, cols: int) -> Array:
+    """int ``[...]``: cells (and channels) where ``now[i, j] != before[i − rows, j − cols]`` on the overlap."""
+    h, w = now.shape[-3:-1]
+    a = now[..., max(rows, 0) : h + min(rows, 0), max(cols, 0) : w + min(cols, 0), :]
+    b = before[..., max(-rows, 0) : h + min(-rows, 0), max(-cols, 0) : w + min(-cols, 0), :]
+    return jnp.sum(a != b, axis=(-3, -2, -1))
+
+
+def update_flip_belief(flipped: Array, last_intent: Array, before: Array, now: Array) -> Array:
+    """``[n]`` belief that the view's top row lies behind. A turn toggles it. After a move the scene (every
+    channel but agents) shifted by the move's shift if the view is upright and by the opposite one if it is
+    turned over: the belief follows the shift with strictly the fewest mismatching cells, and stays when
+    not shifting at all fits as well (a blocked move) or both shifts fit equally (a featureless view)."""
+    turned = (last_intent == TURN_LEFT) | (last_intent == TURN_RIGHT)
+    flipped = jnp.where(turned, ~flipped, flipped)
+    moves = (FORWARD, BACKWARD, STEP_LEFT, STEP_RIGHT)
+    is_move = [last_intent == m for m in moves]
+    upright = jnp.select(is_move, [shifted_mismatch(now, before, *MOVE_SHIFTS[m]) for m in moves], 0)
+    over = jnp.select(is_move, [shifted_mismatch(now, before, -MOVE_SHIFTS[m][0], -MOVE_SHIFTS[m][1]) for m in moves], 0)
+    stay = jnp.sum(now != before, axis=(-3, -2, -1))
+    moved = jnp.any(jnp.stack(is_move), axis=0)
+    return jnp.where(
+        moved & (upright < over) & (upright < stay), False, jnp.where(moved & (over < upright) & (over < stay), True, flipped)
+    )
 
 
 @dataclasses.dataclass(frozen=True)

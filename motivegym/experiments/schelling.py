@@ -210,8 +210,11 @@ def format_diagram(diagram: SchellingDiagram) -> str:
     return "\n".join(lines)
 
 
-def file_stem(env_id: str) -> str:
-    return f"schelling_{env_id}"
+def file_stem(env_id: str, env_kwargs: dict[str, Any] | None = None) -> str:
+    """``schelling_ENV``, then ``_NAME-VALUE`` per env kwarg in the order given (so presets do not overwrite
+    the default parameters' files), e.g. ``schelling_Harvest-v0_preset-ssd_view_encoding-onehot``."""
+    parts = [f"schelling_{env_id}"] + [f"{name}-{value}" for name, value in (env_kwargs or {}).items()]
+    return "_".join(parts)
 
 
 def write_csv(diagram: SchellingDiagram, path: Path) -> Path:
@@ -243,7 +246,8 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
     ax.set_ylabel("focal payoff return per episode")
     verdict_text = diagram.conditions()["social dilemma"]
     kwargs = ", ".join(f"{k}={v!r}" for k, v in diagram.env_kwargs.items())
-    ax.set_title(f"{diagram.env_id}{f' ({kwargs})' if kwargs else ''}: social dilemma: {verdict_text}", fontsize=9)
+    where = f"{diagram.env_id} ({kwargs})\n" if kwargs else f"{diagram.env_id}: "  # long kwargs: the verdict on a line of its own
+    ax.set_title(f"{where}social dilemma: {verdict_text}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -253,7 +257,7 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
 
 
 def schelling_cli(env_id: str, out: str, episodes: int, seed: int, env_kwargs: dict[str, Any]) -> int:
-    """``motivegym schelling``: print the table and verdict, write ``OUT/schelling_ENV.csv`` and ``.png``."""
+    """``motivegym schelling``: print the table and verdict, write ``OUT/STEM.csv`` and ``.png`` (:func:`file_stem`)."""
     try:
         diagram = schelling_diagram(env_id, episodes=episodes, seed=seed, **env_kwargs)
     except ValueError as error:
@@ -261,7 +265,7 @@ def schelling_cli(env_id: str, out: str, episodes: int, seed: int, env_kwargs: d
         return 2
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
-    stem = file_stem(diagram.env_id)
+    stem = file_stem(diagram.env_id, diagram.env_kwargs)
     csv_path = write_csv(diagram, directory / f"{stem}.csv")
     png_path = plot(diagram, directory / f"{stem}.png")
     print(format_diagram(diagram))

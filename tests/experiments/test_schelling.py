@@ -66,12 +66,13 @@ def test_every_focal_slot_is_averaged_in_a_coopetition_env():
 
 def test_cli_writes_csv_and_png(tmp_path, capsys):
     assert main(["schelling", "PrisonersDilemma-v0", "--out", str(tmp_path), "--episodes", "2", "--env-kwarg", "max_steps=3"]) == 0
-    with open(tmp_path / "schelling_PrisonersDilemma-v0.csv") as handle:
+    with open(tmp_path / "schelling_PrisonersDilemma-v0_max_steps-3.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["k"], r["role"]) for r in rows] == [("0", "cooperator"), ("0", "defector"), ("1", "cooperator"), ("1", "defector")]
     assert float(rows[2]["mean"]) == 9.0 and rows[2]["episodes"] == "2"  # mutual cooperation: 3 × 3 rounds
-    assert (tmp_path / "schelling_PrisonersDilemma-v0.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "schelling_PrisonersDilemma-v0_max_steps-3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "social dilemma under these policies: yes" in capsys.readouterr().out
+    assert not (tmp_path / "schelling_PrisonersDilemma-v0.csv").exists()  # env kwargs name the files
 
 
 @pytest.mark.parametrize(

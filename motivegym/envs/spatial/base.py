@@ -38,6 +38,7 @@ from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
 from motivegym.envs.spatial import ssd_rules
+from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     FIRE_TAG,
     AgentState,
@@ -63,7 +64,7 @@ from motivegym.envs.spatial.grid import (
     view_centre,
     window_size,
 )
-from motivegym.envs.spatial.ssd_maps import MAX_SSD_AGENTS, SSD_AGENT_COLOURS, SSD_COLOURS
+from motivegym.envs.spatial.ssd_maps import MAX_SSD_AGENTS, SSD_ACTION_NAMES, SSD_AGENT_COLOURS, SSD_COLOURS
 
 Array = jax.Array
 
@@ -194,6 +195,12 @@ class GridDilemma(FunctionalEnv):
 
     def is_ssd(self, params: Any) -> bool:
         return params.rules == "ssd"
+
+    def action_names(self, params: Any) -> tuple[str, ...]:
+        """The names of actions ``0 .. num_actions − 1``: :data:`~motivegym.envs.spatial.grid.ACTION_NAMES`
+        (Melting Pot order) or, under ``rules="ssd"``, SSD's (:data:`~motivegym.envs.spatial.ssd_maps.SSD_ACTION_NAMES`)."""
+        names = SSD_ACTION_NAMES if self.is_ssd(params) else GRID_ACTION_NAMES
+        return tuple(names[: self.num_actions(params)])
 
     # ----- hooks -----
     def initial_world(self, key: Array, layout: Layout, params: Any) -> dict:
