@@ -687,7 +687,7 @@ class CrafterTeam(FunctionalEnv):
         return params
 
     def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(CrafterParams))
+        return (*(f.name for f in dataclasses.fields(CrafterParams)), "preset")
 
     def n_agents(self, params: CrafterParams) -> int:
         return params.n_agents
