@@ -649,6 +649,11 @@ class CrafterTeam(FunctionalEnv):
       vitals start at 9 and decay as in Crafter (hunger 25, thirst 20, fatigue 30 / rest −10,
       recover 25 / degen −15); agent_attack_damage 0 (no friendly fire). No zombies, skeletons,
       saplings or daylight (so 17 of Crafter's 22 achievements).
+    * **Crafter's rules:** ``preset="crafter"`` (``rules="crafter"``, 1–6 agents): 64×64 Crafter-style world,
+      daylight cycle, zombies, skeletons and arrows, spawning and despawning cows, saplings and plants, all 22
+      achievements, 17 actions (``place_plant``), a 1,282-float observation; Craftax-Classic's rules where Crafter
+      and Craftax-Classic differ. Multi-agent switches: ``shared_achievements``, ``mob_target``,
+      ``agent_attack_damage``. Rules, params and every deviation: ``docs/crafter.md``.
     """
 
     name: ClassVar[str] = "CrafterTeam"
