@@ -257,9 +257,12 @@ def alive_mask(state: CrafterState) -> Array:
 
 def station_nearby(terrain: Array, position: Array, station: int, distance: int) -> Array:
     """True when ``station`` lies within Chebyshev ``distance`` of ``position`` (Crafter's ``world.nearby``)."""
-    side = 2 * distance + 1
-    window = local_window(terrain, position, side, side, OUT)
-    return jnp.any(window == station)
+    offsets = jnp.arange(-distance, distance + 1)
+    rows, cols = position[0] + offsets, position[1] + offsets
+    height, width = terrain.shape
+    inside = ((rows >= 0) & (rows < height))[:, None] & ((cols >= 0) & (cols < width))[None, :]
+    cells = terrain[jnp.clip(rows, 0, height - 1)[:, None], jnp.clip(cols, 0, width - 1)[None, :]]
+    return jnp.any(inside & (cells == station))
 
 
 def sword_damage(inventory_row: Array) -> Array:
@@ -530,14 +533,8 @@ def mob_and_plant_phase(key: Array, state: CrafterState, params: CrafterParams) 
     A zombie that wakes a sleeping agent unlocks ``wake_up`` for it (Craftax-Classic ``_move_zombie``).
     """
     size = params.world_size
-    alive = alive_mask(state)
-    blocked = (
-        occupancy(state.positions, alive, size, size)
-        | occupancy(state.cow_positions, state.cow_health > 0, size, size)
-        | occupancy(state.zombies.position, state.zombies.health > 0, size, size)
-        | occupancy(state.skeletons.position, state.skeletons.health > 0, size, size)
-        | occupancy(state.plants.position, state.plants.alive, size, size)
-    )
+    positions, present, _ = entity_list(state, params)
+    blocked = jnp.zeros((size, size), bool).at[positions[:, 0], positions[:, 1]].max(present)  # one scatter
     world = crafter_mobs.World(
         terrain=state.terrain,
         blocked=blocked,
@@ -566,6 +563,23 @@ def mob_and_plant_phase(key: Array, state: CrafterState, params: CrafterParams) 
         arrows=world.arrows,
         plants=crafter_mobs.grow_plants(state.plants),
     )
+
+
+def entity_list(state: CrafterState, params: CrafterParams) -> tuple[Array, Array, Array]:
+    """Every cell-blocking entity in one list: ``positions [E, 2]``, ``present [E]`` (agents, cows, zombies,
+    skeletons, plants; :data:`ENTITY_NAMES` order) and, third, each one's observation code (1-based, ripe plants 6)."""
+    ripe = crafter_mobs.ripe(state.plants, params.plant_ripe_age)
+    kinds = (
+        (state.positions, alive_mask(state), jnp.full(params.n_agents, 1)),
+        (state.cow_positions, state.cow_health > 0, jnp.full(params.n_cows, 2)),
+        (state.zombies.position, state.zombies.health > 0, jnp.full(params.max_zombies, 3)),
+        (state.skeletons.position, state.skeletons.health > 0, jnp.full(params.max_skeletons, 4)),
+        (state.plants.position, state.plants.alive, jnp.where(ripe, 6, 5)),
+    )
+    positions = jnp.concatenate([k[0] for k in kinds]).astype(jnp.int32)
+    present = jnp.concatenate([k[1] for k in kinds])
+    codes = jnp.concatenate([k[2] for k in kinds]).astype(jnp.int32)
+    return positions, present, codes
 
 
 def share_achievements(state: CrafterState, params: CrafterParams) -> CrafterState:
@@ -854,30 +868,35 @@ class CrafterTeam(FunctionalEnv):
 
     def _observe_crafter(self, state: CrafterState, params: CrafterParams) -> Array:
         size, height, width = params.world_size, params.view_height, params.view_width
-        n_entities = len(ENTITY_NAMES) + 1  # code 0: no entity
-        ripe = crafter_mobs.ripe(state.plants, params.plant_ripe_age)
-        layers = (
-            (state.positions, alive_mask(state)),
-            (state.cow_positions, state.cow_health > 0),
-            (state.zombies.position, state.zombies.health > 0),
-            (state.skeletons.position, state.skeletons.health > 0),
-            (state.plants.position, state.plants.alive & ~ripe),
-            (state.plants.position, ripe),
-        )
-        entity = jnp.zeros((size, size), jnp.int32)
-        for code, (positions, present) in enumerate(layers, start=1):
-            entity = jnp.where(occupancy(positions, present, size, size), code, entity)
-        arrows = occupancy(state.arrows.position, state.arrows.alive, size, size).astype(jnp.int32)
-        code_grid = (state.terrain * n_entities + entity) * 2 + arrows  # one window for all layers
-        cells = jax.vmap(lambda p: local_window(code_grid, p, height, width, OUT * n_entities * 2))(state.positions)
-        view = jnp.concatenate(
-            [
-                jax.nn.one_hot(cells // (2 * n_entities), N_MATERIALS + 1, dtype=jnp.float32),
-                jax.nn.one_hot((cells // 2) % n_entities - 1, n_entities - 1, dtype=jnp.float32),
-                (cells % 2).astype(jnp.float32)[..., None],
-            ],
-            axis=-1,
-        ).reshape(params.n_agents, -1)
+        n_entities = len(ENTITY_NAMES)
+        positions, present, codes = entity_list(state, params)
+        row_offsets, col_offsets = jnp.arange(height) - height // 2, jnp.arange(width) - width // 2
+
+        def window(centre: Array) -> Array:
+            """``[height, width, 20]`` one-hot channels gathered around ``centre`` (no full-map padding)."""
+            rows, cols = centre[0] + row_offsets, centre[1] + col_offsets
+            inside = ((rows >= 0) & (rows < size))[:, None] & ((cols >= 0) & (cols < size))[None, :]
+            terrain = state.terrain[jnp.clip(rows, 0, size - 1)[:, None], jnp.clip(cols, 0, size - 1)[None, :]]
+            terrain = jnp.where(inside, terrain, OUT)
+
+            def scatter(cells: Array, shown: Array, values: Array) -> Array:
+                local = cells - (centre - jnp.array([height // 2, width // 2]))
+                seen = shown & (local[:, 0] >= 0) & (local[:, 0] < height) & (local[:, 1] >= 0) & (local[:, 1] < width)
+                flat = jnp.clip(local[:, 0], 0, height - 1) * width + jnp.clip(local[:, 1], 0, width - 1)
+                return jnp.zeros(height * width, jnp.int32).at[flat].max(jnp.where(seen, values, 0)).reshape(height, width)
+
+            entity = scatter(positions, present, codes)
+            arrows = scatter(state.arrows.position, state.arrows.alive, jnp.ones_like(state.arrows.alive, jnp.int32))
+            return jnp.concatenate(
+                [
+                    jax.nn.one_hot(terrain, N_MATERIALS + 1, dtype=jnp.float32),
+                    jax.nn.one_hot(entity - 1, n_entities, dtype=jnp.float32),
+                    arrows.astype(jnp.float32)[..., None],
+                ],
+                axis=-1,
+            )
+
+        view = jax.vmap(window)(state.positions).reshape(params.n_agents, -1)
         return jnp.concatenate(
             [
                 view,
