@@ -532,12 +532,13 @@ def mob_and_plant_phase(key: Array, state: CrafterState, params: CrafterParams) 
 
     A zombie that wakes a sleeping agent unlocks ``wake_up`` for it (Craftax-Classic ``_move_zombie``).
     """
-    size = params.world_size
     positions, present, _ = entity_list(state, params)
-    blocked = jnp.zeros((size, size), bool).at[positions[:, 0], positions[:, 1]].max(present)  # one scatter
+    n, cows, zombies = params.n_agents, params.n_cows, params.max_zombies
     world = crafter_mobs.World(
         terrain=state.terrain,
-        blocked=blocked,
+        occupants=positions,
+        occupied=present,
+        first={"cows": n, "zombies": n + cows, "skeletons": n + cows + zombies},
         agents=state.positions,
         health=state.inventory[:, HEALTH],
         sleeping=state.sleeping,

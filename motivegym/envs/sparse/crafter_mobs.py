@@ -109,15 +109,19 @@ def cell_at(grid: Array, position: Array, outside: Any) -> Array:
     return jnp.where(in_bounds(position, size, size), grid[safe[0], safe[1]], outside)
 
 
-def can_enter(terrain: Array, blocked: Array, position: Array) -> Array:
+def taken(world: World, position: Array) -> Array:
+    """Whether an agent, a present mob or a plant stands on ``position`` (a scan of the short entity list, no grid)."""
+    return jnp.any(world.occupied & jnp.all(world.occupants == position[None, :], axis=-1))
+
+
+def can_enter(world: World, position: Array) -> Array:
     """A mob may step on in-map grass, sand or path that no agent, mob or plant occupies."""
-    return jnp.asarray(MOB_WALKABLE)[cell_at(terrain, position, OUT)] & ~cell_at(blocked, position, True)
+    return jnp.asarray(MOB_WALKABLE)[cell_at(world.terrain, position, OUT)] & ~taken(world, position)
 
 
-def move_on_grid(blocked: Array, old: Array, new: Array, present_before: Array, present_after: Array) -> Array:
-    """Clear ``old`` when the mob was present, mark ``new`` when it still is."""
-    blocked = blocked.at[old[0], old[1]].set(blocked[old[0], old[1]] & ~present_before)
-    return blocked.at[new[0], new[1]].set(blocked[new[0], new[1]] | present_after)
+def moved(world: World, index: int, position: Array, present: Array) -> dict[str, Array]:
+    """The entity list after entity ``index`` moved to ``position`` (``present``: whether it is still there)."""
+    return {"occupants": world.occupants.at[index].set(position), "occupied": world.occupied.at[index].set(present)}
 
 
 @dataclasses.dataclass
@@ -125,7 +129,8 @@ class World:
     """What the mob phase reads and changes (a plain carry, unpacked from and into the env state)."""
 
     terrain: Array
-    blocked: Array  # [H, W] bool: living agents, present mobs, plants
+    occupants: Array  # [E, 2]: agents, cows, zombies, skeletons, plants (in that order; see ``first``)
+    occupied: Array  # [E] bool: living agents, present mobs, plants
     agents: Array  # [n, 2]
     health: Array  # [n] int32
     sleeping: Array  # [n] bool
@@ -134,6 +139,7 @@ class World:
     zombies: Mobs
     skeletons: Mobs
     arrows: Arrows
+    first: dict  # index of each kind's first entry in ``occupants``: {"cows": n, "zombies": …, "skeletons": …}
 
 
 def zombie_turn(world: World, j: int, u: Array, params: Any) -> World:
@@ -152,16 +158,16 @@ def zombie_turn(world: World, j: int, u: Array, params: Any) -> World:
     woke = world.woke.at[target].set(world.woke[target] | (attack & world.sleeping[target]))
     sleeping = world.sleeping.at[target].set(world.sleeping[target] & ~attack)
     proposed = position + step
-    moves = present & ~attack & can_enter(world.terrain, world.blocked, proposed)
+    moves = present & ~attack & can_enter(world, proposed)
     new_position = jnp.where(moves, proposed, position)
     stays = present & (distance < params.mob_despawn_distance)
-    blocked = move_on_grid(world.blocked, position, new_position, present, stays)
+    entries = moved(world, world.first["zombies"] + j, new_position, stays)
     zombies = Mobs(
         position=z.position.at[j].set(new_position),
         health=z.health.at[j].set(jnp.where(stays, z.health[j], 0)),
         cooldown=z.cooldown.at[j].set(jnp.where(attack, R.ZOMBIE_COOLDOWN, z.cooldown[j] - 1)),
     )
-    return dataclasses.replace(world, blocked=blocked, health=health, woke=woke, sleeping=sleeping, zombies=zombies)
+    return dataclasses.replace(world, health=health, woke=woke, sleeping=sleeping, zombies=zombies, **entries)
 
 
 def cow_turn(world: World, j: int, u: Array, params: Any) -> World:
@@ -170,12 +176,12 @@ def cow_turn(world: World, j: int, u: Array, params: Any) -> World:
     position, present = c.position[j], c.health[j] > 0
     _, distance = target_of(position, world.agents, world.health > 0, "nearest")
     proposed = position + random_step(u[0])
-    moves = present & (u[1] < 0.5) & can_enter(world.terrain, world.blocked, proposed)
+    moves = present & (u[1] < 0.5) & can_enter(world, proposed)
     new_position = jnp.where(moves, proposed, position)
     stays = present & (distance < params.mob_despawn_distance)
-    blocked = move_on_grid(world.blocked, position, new_position, present, stays)
+    entries = moved(world, world.first["cows"] + j, new_position, stays)
     cows = dataclasses.replace(c, position=c.position.at[j].set(new_position), health=c.health.at[j].set(jnp.where(stays, c.health[j], 0)))
-    return dataclasses.replace(world, blocked=blocked, cows=cows)
+    return dataclasses.replace(world, cows=cows, **entries)
 
 
 def skeleton_turn(world: World, j: int, u: Array, params: Any) -> World:
@@ -191,7 +197,7 @@ def skeleton_turn(world: World, j: int, u: Array, params: Any) -> World:
     intent = jnp.where(distance >= R.SKELETON_FAR, position + aim, random_move)
     intent = jnp.where(distance <= R.SKELETON_NEAR, position - aim, intent)
     proposed = jnp.where(u[2] < R.SKELETON_INTENT_PROB, intent, random_move)
-    enterable = can_enter(world.terrain, world.blocked, proposed)
+    enterable = can_enter(world, proposed)
     low, high = R.SKELETON_SHOOT
     shoots = ((distance >= low) & (distance <= high)) | ((distance <= R.SKELETON_NEAR) & ~enterable)
     shoots = present & shoots & (s.cooldown[j] <= 0)
@@ -207,13 +213,13 @@ def skeleton_turn(world: World, j: int, u: Array, params: Any) -> World:
     moves = present & ~shoots & enterable
     new_position = jnp.where(moves, proposed, position)
     stays = present & (distance < params.mob_despawn_distance)
-    blocked = move_on_grid(world.blocked, position, new_position, present, stays)
+    entries = moved(world, world.first["skeletons"] + j, new_position, stays)
     skeletons = Mobs(
         position=s.position.at[j].set(new_position),
         health=s.health.at[j].set(jnp.where(stays, s.health[j], 0)),
         cooldown=s.cooldown.at[j].set(jnp.where(shoots, R.SKELETON_RELOAD, s.cooldown[j] - 1)),
     )
-    return dataclasses.replace(world, blocked=blocked, arrows=arrows, skeletons=skeletons)
+    return dataclasses.replace(world, arrows=arrows, skeletons=skeletons, **entries)
 
 
 def arrow_turn(world: World, j: int) -> World:
@@ -227,7 +233,7 @@ def arrow_turn(world: World, j: int) -> World:
     inside = in_bounds(proposed, size, size)
     material = cell_at(world.terrain, proposed, OUT)
     hit = alive & jnp.all(world.agents == proposed[None, :], axis=-1) & (world.health > 0)
-    flies = alive & inside & jnp.asarray(ARROW_PASSABLE)[material] & ~cell_at(world.blocked, proposed, True)
+    flies = alive & inside & jnp.asarray(ARROW_PASSABLE)[material] & ~taken(world, proposed)
     breaks = alive & inside & ((material == TABLE) | (material == FURNACE))
     safe = jnp.clip(proposed, 0, size - 1)
     terrain = world.terrain.at[safe[0], safe[1]].set(jnp.where(breaks, PATH, world.terrain[safe[0], safe[1]]))
@@ -242,13 +248,18 @@ def arrow_turn(world: World, j: int) -> World:
 
 
 def pick_cell(u: Array, allowed: Array) -> tuple[Array, Array]:
-    """``(found, (row, col))``: the ``⌊u·count⌋``-th allowed cell in row-major order (a uniform pick from one draw)."""
-    flat = allowed.ravel()
-    count = jnp.sum(flat)
+    """``(found, (row, col))``: the ``⌊u·count⌋``-th allowed cell in row-major order (a uniform pick from one draw).
+
+    Two levels (the row holding that rank, then the column within the row) keep the prefix sums 1-D and short: a
+    flat prefix sum over the whole map lowers to a quadratic reduce-window on XLA's CPU backend."""
+    per_row = jnp.sum(allowed, axis=1, dtype=jnp.int32)
+    count = jnp.sum(per_row)
     rank = jnp.minimum((u * count).astype(jnp.int32), jnp.maximum(count - 1, 0))
-    index = jnp.argmax(jnp.cumsum(flat) > rank)
-    width = allowed.shape[1]
-    return count > 0, jnp.stack([index // width, index % width]).astype(jnp.int32)
+    before = jnp.cumsum(per_row)
+    row = jnp.argmax(before > rank)
+    within = rank - (before[row] - per_row[row])
+    col = jnp.argmax(jnp.cumsum(allowed[row].astype(jnp.int32)) > within)
+    return count > 0, jnp.stack([row, col]).astype(jnp.int32)
 
 
 def spawn(mobs: Mobs, u_gate: Array, u_cell: Array, chance: Array, allowed: Array, health: int) -> tuple[Mobs, Array, Array]:
@@ -277,9 +288,9 @@ def spawn_all(world: World, u: Array, light: Array, params: Any) -> World:
     alive = world.health > 0
     gaps = jnp.abs(cells[None, :, None] - world.agents[:, 0, None, None]) + jnp.abs(cells[None, None, :] - world.agents[:, 1, None, None])
     nearest = jnp.min(jnp.where(alive[:, None, None], gaps, FAR), axis=0)
-    reachable = (nearest < params.mob_despawn_distance) & ~world.blocked
+    blocked = jnp.zeros((size, size), bool).at[world.occupants[:, 0], world.occupants[:, 1]].max(world.occupied)
+    reachable = (nearest < params.mob_despawn_distance) & ~blocked
     grass, path = world.terrain == GRASS, world.terrain == PATH
-    blocked = world.blocked
     kinds = (
         ("cows", grass & (nearest > R.COW_SPAWN_MIN_DISTANCE), params.cow_spawn_prob, R.COW_HEALTH),
         ("zombies", (grass | path) & (nearest > R.HOSTILE_SPAWN_MIN_DISTANCE), R.zombie_spawn_chance(light, params.zombie_spawn_base, params.zombie_spawn_night), R.ZOMBIE_HEALTH),
@@ -293,7 +304,7 @@ def spawn_all(world: World, u: Array, light: Array, params: Any) -> World:
         mobs, spawned, cell = spawn(mobs, u[2 * k], u[2 * k + 1], chance, allowed & reachable & ~blocked, health)
         blocked = blocked.at[cell[0], cell[1]].set(blocked[cell[0], cell[1]] | spawned)
         changes[name] = mobs
-    return dataclasses.replace(world, blocked=blocked, **changes)
+    return dataclasses.replace(world, **changes)
 
 
 def mob_phase(key: Array, world: World, light: Array, params: Any) -> World:
