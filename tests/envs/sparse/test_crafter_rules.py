@@ -323,3 +323,17 @@ def test_bad_rule_params_raise():
         ENV.default_params(n_agents=1)  # one agent needs rules="crafter"
     with pytest.raises(ValueError):
         ENV.default_params(preset="crafter", mob_target="random")
+
+
+def test_spawn_pick_is_the_ranked_allowed_cell():
+    from motivegym.envs.sparse.crafter_mobs import pick_cell
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        allowed = rng.random((16, 16)) < rng.random() * 0.3
+        u = np.float32(rng.random())
+        found, cell = pick_cell(jnp.float32(u), jnp.asarray(allowed))
+        cells = np.argwhere(allowed)  # row-major
+        assert bool(found) == (len(cells) > 0)
+        if len(cells):
+            assert tuple(np.asarray(cell)) == tuple(cells[min(int(u * len(cells)), len(cells) - 1)])
