@@ -168,6 +168,12 @@ def command_crossplay(args: argparse.Namespace) -> int:
     return crossplay_cli(args)
 
 
+def command_crafter_score(args: argparse.Namespace) -> int:
+    from motivegym.experiments.crafter_score import crafter_score_cli
+
+    return crafter_score_cli(args.run_dir)
+
+
 def command_docs(args: argparse.Namespace) -> int:
     from motivegym.envdocs import write_environment_docs
 
@@ -304,6 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--env-kwarg", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
     p.set_defaults(func=command_schelling)
+
+    p = sub.add_parser("crafter-score", help="Crafter score and per-achievement success rates of a run directory, per agent and team, CIs over seeds")
+    p.add_argument("run_dir", help="holds achievements.csv (per-episode flags) or an intrinsic-experiment runs.csv")
+    p.set_defaults(func=command_crafter_score)
 
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")

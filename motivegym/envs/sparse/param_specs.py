@@ -8,7 +8,7 @@ are capped at ``MAX_GRID`` (arrays are size²). Keys are env class names.
 
 from __future__ import annotations
 
-from motivegym.core.params import ParamSpec, flag, integer, real
+from motivegym.core.params import ParamSpec, choice, flag, integer, real
 
 MAX_GRID = 1024
 
@@ -29,13 +29,29 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "degen_threshold": real(None, 0.0),
         "cow_move_prob": real(0.0, 1.0),
         "agent_attack_damage": integer(0),
-        "n_agents": integer(2, 6),
+        "table_wood": integer(0, 9),
+        "furnace_stone": integer(0, 9),
+        "day_length": real(0.0),
+        "cow_spawn_prob": real(0.0, 1.0),
+        "zombie_spawn_base": real(0.0, 1.0),
+        "zombie_spawn_night": real(0.0, 1.0),
+        "skeleton_spawn_prob": real(0.0, 1.0),
+        "mob_despawn_distance": integer(1),
+        "plant_ripe_age": integer(1),
+        "n_agents": integer(1, 6, note="2-6; 1 needs rules='crafter'"),
         "world_size": integer(12, MAX_GRID),
         "n_cows": integer(0, 16),
         "view_height": integer(1, check=odd, requirement="odd"),
         "view_width": integer(1, check=odd, requirement="odd"),
         "nearby_distance": integer(1),
         "lava": flag(),
+        "rules": choice("team", "crafter"),
+        "max_zombies": integer(0, 64, note="needs rules='crafter'"),
+        "max_skeletons": integer(0, 64, note="needs rules='crafter'"),
+        "max_arrows": integer(0, 64, note="needs rules='crafter'"),
+        "max_plants": integer(0, 64, note="needs rules='crafter'"),
+        "mob_target": choice("nearest", "first"),
+        "shared_achievements": flag(),
     },
     "KeyDoorGift": {
         "max_steps": integer(1),
@@ -50,4 +66,9 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "n_agents": integer(2, 8, note="at most size²/2"),
         "size": integer(2, MAX_GRID),
     },
+}
+
+#: keywords CrafterTeam consumes itself: ``preset="crafter"`` sets :data:`crafter_rules.CRAFTER_PRESET` (overridable)
+KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
+    "CrafterTeam": {"preset": choice("team", "crafter", default="team")},
 }

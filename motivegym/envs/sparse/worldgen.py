@@ -107,3 +107,93 @@ def spawn_positions(key: Array, size: int, n: int) -> Array:
 def random_cells(key: Array, allowed: Array, k: int) -> Array:
     """``[k, 2]`` distinct cells drawn uniformly among the True cells of ``allowed`` (needs ≥ k of them)."""
     return top_cells(jax.random.uniform(key, allowed.shape), allowed, k)
+
+
+# ----- Crafter-sized worlds (CrafterTeam rules="crafter") -----
+
+
+def gradient_noise(key: Array, size: int, rows: int, cols: int) -> Array:
+    """``[size, size]`` Perlin gradient noise (Perlin 2002: random unit gradients on a ``(rows+1) × (cols+1)``
+    lattice, quintic fade ``6t⁵ − 15t⁴ + 10t³``), min-max normalised to ``[0, 1]``.
+
+    ``rows``/``cols``: lattice periods across the map (more periods: finer features).
+    """
+    angles = 2.0 * jnp.pi * jax.random.uniform(key, (rows + 1, cols + 1))
+    gradients = jnp.stack([jnp.cos(angles), jnp.sin(angles)], axis=-1)
+
+    def lattice(periods: int) -> tuple[Array, Array]:
+        coords = jnp.arange(size, dtype=jnp.float32) * periods / size
+        cell = jnp.floor(coords).astype(jnp.int32)
+        return cell, coords - cell
+
+    row_cell, fy = lattice(rows)
+    col_cell, fx = lattice(cols)
+    r, c = row_cell[:, None], col_cell[None, :]
+    fy, fx = fy[:, None], fx[None, :]
+
+    def ramp(dr: int, dc: int) -> Array:
+        g = gradients[r + dr, c + dc]
+        return g[..., 0] * (fy - dr) + g[..., 1] * (fx - dc)
+
+    def fade(t: Array) -> Array:
+        return t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+
+    ty, tx = fade(fy), fade(fx)
+    top = ramp(0, 0) * (1 - tx) + ramp(0, 1) * tx
+    bottom = ramp(1, 0) * (1 - tx) + ramp(1, 1) * tx
+    noise = top * (1 - ty) + bottom * ty
+    return (noise - noise.min()) / jnp.maximum(noise.max() - noise.min(), 1e-6)
+
+
+def generate_crafter_terrain(key: Array, size: int, clear_radius: int) -> Array:
+    """``[size, size]`` material map laid out as Craftax-Classic's ``world_gen.generate_world`` (Crafter's structure).
+
+    With ``p = clip(|Δrow| + |Δcol| from the centre / 5, 0, 1)`` and Perlin noises in ``[0, 1]`` (lattice periods
+    ``size/16`` for water and mountains, ``size/4`` for trees, ``size/8 × size/2`` for tunnels, transposed for the
+    other direction): ``w = water + p − 1``: water above 0.7, sand in ``(0.6, 0.75)``; ``m = mountain + 0.05 + p − 1``:
+    stone above 0.7, tunnels (path) where ``m > 0.7`` and the tunnel noise exceeds 0.8, caves (path) where ``m > 0.85``
+    and ``w > 0.4``; coal on 4 % and iron on 3 % of stone, diamonds on 0.5 % of stone where ``m > 0.8``; trees where
+    the tree noise exceeds 0.5 and a uniform exceeds 0.8 (grass only); lava where ``m > 0.85`` and the tree noise
+    exceeds 0.7. The ``(2·clear_radius + 1)²`` centre square is grass, and one random stone cell holds a diamond
+    (Craftax-Classic's ``always_diamond``).
+    """
+    keys = jax.random.split(key, 6)
+    coal_u, iron_u, diamond_u, tree_u, pick = split_uniform(keys[5], [(size, size)] * 4 + [(size, size)])
+    coarse, fine = max(size // 16, 1), max(size // 4, 1)
+    water_noise = gradient_noise(keys[0], size, coarse, coarse)
+    mountain_noise = gradient_noise(keys[1], size, coarse, coarse)
+    tunnels = gradient_noise(keys[2], size, max(size // 8, 1), max(size // 2, 1))
+    trees = gradient_noise(keys[3], size, fine, fine)
+
+    rows = jnp.arange(size)
+    centre = size // 2
+    proximity = jnp.clip((jnp.abs(rows - centre)[:, None] + jnp.abs(rows - centre)[None, :]) / 5.0, 0.0, 1.0)
+    water = water_noise + proximity - 1.0
+    mountain = mountain_noise + 0.05 + proximity - 1.0
+
+    terrain = jnp.where(water > 0.7, WATER, GRASS)
+    terrain = jnp.where((water > 0.6) & (water < 0.75) & (terrain != WATER), SAND, terrain)
+    rocky = mountain > 0.7
+    terrain = jnp.where(rocky, STONE, terrain)
+    terrain = jnp.where(rocky & ((tunnels > 0.8) | (tunnels.T > 0.8)), PATH, terrain)
+    terrain = jnp.where((mountain > 0.85) & (water > 0.4), PATH, terrain)
+    terrain = jnp.where((terrain == STONE) & (coal_u < 0.04), COAL, terrain)
+    terrain = jnp.where((terrain == STONE) & (iron_u < 0.03), IRON, terrain)
+    terrain = jnp.where((terrain == STONE) & (mountain > 0.8) & (diamond_u < 0.005), DIAMOND, terrain)
+    terrain = jnp.where((terrain == GRASS) & (trees > 0.5) & (tree_u > 0.8), TREE, terrain)
+    terrain = jnp.where((mountain > 0.85) & (trees > 0.7), LAVA, terrain)
+    first, last = centre - clear_radius, centre + clear_radius
+    terrain = terrain.at[first : last + 1, first : last + 1].set(GRASS).astype(jnp.int32)
+    diamond_cell = top_cells(pick, terrain == STONE, 1)[0]
+    has_stone = jnp.any(terrain == STONE)
+    return terrain.at[diamond_cell[0], diamond_cell[1]].set(jnp.where(has_stone, DIAMOND, terrain[diamond_cell[0], diamond_cell[1]]))
+
+
+def centre_spawn_positions(key: Array, size: int, n: int, radius: int) -> Array:
+    """``[n, 2]``: the centre cell for one agent (Crafter, Craftax-Classic), else distinct cells of the ``(2r+1)²`` centre square."""
+    centre = size // 2
+    if n == 1:
+        return jnp.array([[centre, centre]], jnp.int32)
+    rows = jnp.arange(size)
+    inside = (jnp.abs(rows - centre) <= radius)[:, None] & (jnp.abs(rows - centre) <= radius)[None, :]
+    return top_cells(jax.random.uniform(key, (size, size)), inside, n)
