@@ -57,6 +57,7 @@ def test_vmapped_over_seeds_and_reward_layers_in_one_call(trust_dilemma):
     np.testing.assert_allclose(rewards[2][done[2]][:, 0], rewards[2][done[2]][:, 1], rtol=1e-5)
 
 
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 @pytest.mark.parametrize("centralized", [False, True], ids=["ippo", "mappo"])
 def test_training_on_a_discrete_dilemma_beats_initial_and_random_policies(centralized):
     """Prisoner's Dilemma under the cooperative (team-mean) reward: mutual cooperation (welfare 6 per round)

@@ -6,6 +6,7 @@ from motivegym.baselines.checkpoint import load_checkpoint
 from motivegym.cli import main
 
 
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 def test_train_command_writes_curve_plot_and_checkpoint(tmp_path, capsys):
     out = tmp_path / "run"
     code = main(["train", "ippo", "TrustDilemma-v0", "--reward", "private", "--seeds", "2", "--steps", "2048",

@@ -198,6 +198,7 @@ SEEDS = 3
 
 # One learning test keeps this file's compile time small on a CPU runner: IQL here, QMIX end to end
 # in the train-command test below, VDN and QMIX targets on the hand-made batches above.
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 def test_iql_training_beats_the_random_and_the_initial_policy():
     env, params = discretized("TrustDilemma-v0", bins=11, max_steps=25)
     config = ValueConfig(

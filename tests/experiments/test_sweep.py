@@ -145,6 +145,7 @@ def test_a_corrupt_run_file_is_reported_by_name_and_recomputed(tiny_sweep, tmp_p
     assert json.loads(victim.read_text())["rows"][0]["status"] == "ok"
 
 
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 def test_a_run_that_cannot_be_built_fails_alone_before_compiling(tmp_path):
     """integrated needs interdependence weights, which CooperativeNavigation lacks: its runs fail with the
     reason in the table; the private runs of the same group train."""

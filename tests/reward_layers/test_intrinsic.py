@@ -277,6 +277,7 @@ def test_through_gymnasium_make_components_are_in_info():
     assert bonuses[-1].max() < bonuses[0].min(), "the same constant action revisits the same hashed states"
 
 
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 def test_inside_multi_agent_ppo_for_a_tiny_budget():
     env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=25)
     config = PPOConfig(total_steps=200, num_envs=2, num_steps=50, update_epochs=1, num_minibatches=2, hidden_sizes=(16,))

@@ -27,6 +27,7 @@ def mean_reward_trainer(env, params, layer):
     return {"score": float(jnp.mean(rewards)), "reward_std": float(jnp.std(rewards))}
 
 
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 def test_evolve_keeps_every_candidate_and_feeds_statistics_back(llm_server, trust, tmp_path):
     env, params = trust
     llm_server.reward_codes = [

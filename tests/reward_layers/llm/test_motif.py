@@ -129,6 +129,7 @@ def mean_trust_of(text):
     return float(re.search(r"mean_trust=([-\d.e]+)", text).group(1))
 
 
+@pytest.mark.slow  # a long end-to-end run: .ci/run runs it with -m slow
 def test_end_to_end_trust_preferences_distilled_into_an_observation_reward(llm_server, tmp_path):
     env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=20)
     dataset = collect_pairs(env, params, num_pairs=300, seed=0)
