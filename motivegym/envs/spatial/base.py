@@ -271,21 +271,7 @@ class GridDilemma(FunctionalEnv):
         agents = remove_and_respawn(respawn_key, agents, tagged, params.tag_timeout, layout.spawn_points)
         new_state = dataclasses.replace(state, agents=agents, t=state.t + 1, **changes)
 
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "apples_eaten": eaten.astype(jnp.int32),
-                "fired_tag": fired_tag,
-                "tagged": tagged,
-                "tag_hits": hits,
-                **extra_info,
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs + extra_payoffs, terminated | truncated, info
+        return self.step_result(new_state, params, payoffs + extra_payoffs, eaten, fired_tag, tagged, hits, extra_info)
 
     def ssd_step(self, key: Array, state: Any, actions: Array, params: Any):
         """One step under SSD's rules (order in the module docstring)."""
@@ -315,6 +301,11 @@ class GridDilemma(FunctionalEnv):
         changes, extra_info = self.ssd_world(world_key, fields, agents, context, params)
         extra_payoffs = extra_info.pop("payoffs", jnp.zeros(n, jnp.float32))
         new_state = dataclasses.replace(state, agents=agents, t=state.t + 1, **{**fields, **changes})
+        return self.step_result(new_state, params, payoffs + extra_payoffs, eaten, fired_tag, hits_taken > 0, hits, extra_info)
+
+    def step_result(self, new_state: Any, params: Any, payoffs: Array, eaten: Array, fired_tag: Array, tagged: Array, hits: Array, extra_info: Info):
+        """``(state, obs, payoffs, done, info)`` of a finished step (both rule sets): truncation at ``max_steps``, never
+        terminated; ``info`` = ``describe`` + what happened this step."""
         truncated = new_state.t >= params.max_steps
         terminated = jnp.bool_(False)
         info = self.describe(new_state, params)
@@ -322,14 +313,14 @@ class GridDilemma(FunctionalEnv):
             {
                 "apples_eaten": eaten.astype(jnp.int32),
                 "fired_tag": fired_tag,
-                "tagged": hits_taken > 0,
+                "tagged": tagged,
                 "tag_hits": hits,
                 **extra_info,
                 "terminated": terminated,
                 "truncated": truncated,
             }
         )
-        return new_state, self.observe(new_state, params), payoffs + extra_payoffs, terminated | truncated, info
+        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
 
     def describe(self, state: Any, params: Any) -> Info:
         return {"step": state.t, "apple_count": jnp.sum(state.apples).astype(jnp.int32), "removed": ~on_map(state.agents)}

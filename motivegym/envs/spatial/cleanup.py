@@ -21,7 +21,7 @@ from motivegym.envs.spatial.grid import (
     occupancy,
     read_cells,
 )
-from motivegym.envs.spatial.ssd_maps import CLEANUP_SSD_LAYOUT, SSD_COLOURS
+from motivegym.envs.spatial.ssd_maps import CLEANUP_SSD_LAYOUT, SSD_COLOURS, SSD_COMMON_PARAMS
 
 Array = jax.Array
 
@@ -152,29 +152,9 @@ class Cleanup(GridDilemma):
         with at most one new waste cell a step, ``appleRespawnProbability = 0.05``, thresholds 0.4 / 0.0,
         15×15 RGB view)."""
         return grid_params(
-            CleanupParams,
-            max_steps=1000,
-            tag_timeout=1,
-            apple_reward=1.0,
-            tag_cost=1.0,
-            tag_penalty=50.0,
-            waste_spawn_prob=0.5,
-            apple_respawn_prob=0.05,
-            threshold_depletion=0.4,
-            threshold_restoration=0.0,
-            clean_cost=0.0,
-            layout=CLEANUP_SSD_LAYOUT,
-            n_agents=5,
-            view_ahead=7,
-            view_behind=7,
-            view_side=7,
-            tag_beam_length=5,
-            tag_beam_width=3,
-            clean_beam_length=5,
-            clean_beam_width=3,
-            rules="ssd",
-            view_encoding="rgb",
-        )
+            CleanupParams, **SSD_COMMON_PARAMS, waste_spawn_prob=0.5, apple_respawn_prob=0.05, threshold_depletion=0.4,
+            threshold_restoration=0.0, clean_cost=0.0, layout=CLEANUP_SSD_LAYOUT, clean_beam_length=5, clean_beam_width=3,
+        )  # fmt: skip
 
     def validate(self, params: Any) -> None:
         super().validate(params)

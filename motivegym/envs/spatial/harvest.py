@@ -12,7 +12,7 @@ from motivegym.core.pytree import pytree_dataclass, static_field
 from motivegym.envs.spatial import ssd_rules
 from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
 from motivegym.envs.spatial.grid import AgentState, Layout, bernoulli_at_cells, occupancy
-from motivegym.envs.spatial.ssd_maps import HARVEST_SSD_LAYOUT
+from motivegym.envs.spatial.ssd_maps import HARVEST_SSD_LAYOUT, SSD_COMMON_PARAMS
 
 Array = jax.Array
 
@@ -149,23 +149,7 @@ class Harvest(GridDilemma):
         1000, FIRE costs 1 and each hit 50, beam 5 long × 3 wide, ``SPAWN_PROB = [0, 0.005, 0.02, 0.05]`` over
         the 3×3 window, 15×15 RGB view)."""
         return grid_params(
-            HarvestParams,
-            max_steps=1000,
-            tag_timeout=1,
-            apple_reward=1.0,
-            tag_cost=1.0,
-            tag_penalty=50.0,
-            regrowth_probs=[0.0, 0.005, 0.02, 0.05],
-            regrowth_radius=2,
-            layout=HARVEST_SSD_LAYOUT,
-            n_agents=5,
-            view_ahead=7,
-            view_behind=7,
-            view_side=7,
-            tag_beam_length=5,
-            tag_beam_width=3,
-            rules="ssd",
-            view_encoding="rgb",
+            HarvestParams, **SSD_COMMON_PARAMS, regrowth_probs=[0.0, 0.005, 0.02, 0.05], regrowth_radius=2, layout=HARVEST_SSD_LAYOUT
         )
 
     def validate(self, params: Any) -> None:

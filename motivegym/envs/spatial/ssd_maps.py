@@ -77,6 +77,13 @@ def to_legend(rows: tuple[str, ...]) -> tuple[str, ...]:
 HARVEST_SSD_LAYOUT = to_legend(SSD_HARVEST_MAP)
 CLEANUP_SSD_LAYOUT = to_legend(SSD_CLEANUP_MAP)
 
+#: what ``preset="ssd"`` sets alike in both games (``map_env.py``/``agent.py``): 5 agents, horizon 1000, FIRE costs 1
+#: and each hit 50 with nobody removed, a 5 × 3 beam, a 15×15 RGB view (``view_len = 7``), SSD's rules
+SSD_COMMON_PARAMS = dict(
+    max_steps=1000, tag_timeout=1, apple_reward=1.0, tag_cost=1.0, tag_penalty=50.0, n_agents=5,
+    view_ahead=7, view_behind=7, view_side=7, tag_beam_length=5, tag_beam_width=3, rules="ssd", view_encoding="rgb",
+)  # fmt: skip
+
 #: SSD action indices (``agent.py`` BASE_ACTIONS, HARVEST_ACTIONS, CLEANUP_ACTIONS); moves are egocentric
 MOVE_LEFT, MOVE_RIGHT, MOVE_UP, MOVE_DOWN, STAY, TURN_CLOCKWISE, TURN_COUNTERCLOCKWISE, FIRE, CLEAN = range(9)
 SSD_ACTION_NAMES = (
