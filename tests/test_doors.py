@@ -51,9 +51,7 @@ class Record:
 
 
 def horizon_kwargs(env) -> dict:
-    """Every env's horizon is ``max_steps`` (env steps), except JaxMARL's coin game: inner × outer games."""
-    if "num_outer_steps" in env.parameter_names():
-        return {"num_inner_steps": 3, "num_outer_steps": HORIZON // 3}
+    """Every env's horizon is ``max_steps`` (env steps)."""
     return {"max_steps": HORIZON}
 
 

@@ -37,6 +37,7 @@ DEFAULT_PAYOFF_MATRIX = ((1.0, 1.0, -2.0), (1.0, 1.0, -2.0))
 class CoinGameJaxMARLParams:
     num_inner_steps: Array  # int32: steps of one inner game (positions are redrawn after it)
     num_outer_steps: Array  # int32: inner games per episode
+    max_steps: Array  # int32: env-step cap of the episode (default num_inner_steps × num_outer_steps, JaxMARL's episode)
     payoff_matrix: Array  # float32 [2, 3]: row i = player i's (own coin, other's coin, penalty when its coin is taken)
     egocentric: bool = static_field()
 
@@ -97,7 +98,8 @@ class CoinGameJaxMARL(FunctionalEnv):
     * **Termination:** never terminates; truncation after ``num_inner_steps × num_outer_steps`` steps (10 × 10 =
       100). After each ``num_inner_steps``-th step of an inner game the positions of players and coins are redrawn
       (the returned observation is that of the new inner game; ``info["inner_episode_done"]``), the episode
-      goes on; only the end of the last inner game is ``done``.
+      goes on; only the end of the last inner game is ``done``. ``max_steps`` (default: that product) may end the
+      episode earlier — a motivegym addition so every door's horizon (PettingZoo's ``max_cycles``) works; JaxMARL has none.
     * **Defaults:** ``num_inner_steps=10``, ``num_outer_steps=10``, ``payoff_matrix=[[1, 1, −2], [1, 1, −2]]``,
       ``egocentric=False`` (JaxMARL's defaults). Reset and every redraw: the four positions (red, blue, red
       coin, blue coin) are independent uniform cells, so they may coincide.
@@ -119,12 +121,22 @@ class CoinGameJaxMARL(FunctionalEnv):
         return CoinGameJaxMARLParams(
             num_inner_steps=jnp.int32(10),
             num_outer_steps=jnp.int32(10),
+            max_steps=jnp.int32(100),
             payoff_matrix=jnp.asarray(DEFAULT_PAYOFF_MATRIX, jnp.float32),
             egocentric=False,
         )
 
     def default_params(self, **overrides: Any) -> CoinGameJaxMARLParams:
+        """``max_steps`` defaults to ``num_inner_steps × num_outer_steps`` (JaxMARL's episode); a smaller value ends the
+        episode early (PettingZoo's ``max_cycles`` and every other door's horizon), a larger one is refused."""
         params = override_params(self.make_params(), overrides, self.name)
+        episode = int(params.num_inner_steps) * int(params.num_outer_steps)
+        if "max_steps" not in overrides:
+            params = dataclasses.replace(params, max_steps=jnp.int32(episode))
+        elif not 1 <= int(params.max_steps) <= episode:
+            raise ValueError(
+                f"{self.name}: max_steps must be in [1, num_inner_steps × num_outer_steps = {episode}], got {int(params.max_steps)}"
+            )
         if not isinstance(params.egocentric, bool):
             raise ValueError(f"{self.name}: egocentric must be a bool, got {params.egocentric!r}")
         for field in ("num_inner_steps", "num_outer_steps"):
@@ -145,7 +157,7 @@ class CoinGameJaxMARL(FunctionalEnv):
         return PLAYER_NAMES
 
     def max_episode_steps(self, params: CoinGameJaxMARLParams) -> int:
-        return int(params.num_inner_steps) * int(params.num_outer_steps)
+        return int(params.max_steps)
 
     def reset(self, key: Array, params: CoinGameJaxMARLParams) -> tuple[CoinGameJaxMARLState, Array]:
         cells = random_positions(key)
@@ -174,7 +186,8 @@ class CoinGameJaxMARL(FunctionalEnv):
             outer_t=outer_t,
         )
         payoffs = jnp.where(inner_done, 0.0, payoffs)
-        truncated = outer_t >= params.num_outer_steps
+        steps_taken = state.outer_t * params.num_inner_steps + state.inner_t + 1
+        truncated = (outer_t >= params.num_outer_steps) | (steps_taken >= params.max_steps)
         terminated = jnp.bool_(False)
         info = self.describe(new_state, params)
         info.update({

@@ -57,6 +57,7 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
     "CoinGameJaxMARL": {
         "num_inner_steps": integer(1),
         "num_outer_steps": integer(1),
+        "max_steps": integer(1, note="default num_inner_steps × num_outer_steps; at most that"),
         "payoff_matrix": real_array((2, 3), note="row i: player i's own coin, other's coin, penalty when its coin is taken"),
         "egocentric": flag(),
     },

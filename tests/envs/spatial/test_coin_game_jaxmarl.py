@@ -202,3 +202,17 @@ def test_side_by_side_with_jaxmarl(egocentric):
                 assert int(state.inner_t) == int(ref_state.step) and int(state.outer_t) == int(ref_state.outer_t)
                 np.testing.assert_array_equal(obs, np.stack([ref_obs["0"], ref_obs["1"]]))
         assert bool(done)
+
+
+def test_max_steps_caps_the_episode_and_defaults_to_jaxmarls_inner_times_outer():
+    env, params = motivegym.make_jax("CoinGameJaxMARL-v0")
+    assert int(params.max_steps) == 100 and env.max_episode_steps(params) == 100
+    env, params = motivegym.make_jax("CoinGameJaxMARL-v0", num_inner_steps=4, num_outer_steps=3, max_steps=6)
+    state, _ = env.reset(jax.random.PRNGKey(0), params)
+    dones = []
+    for t in range(6):
+        state, _, _, done, info = env.step(jax.random.PRNGKey(t), state, jnp.array([4, 4]), params)
+        dones.append(bool(done))
+    assert dones == [False] * 5 + [True] and bool(info["truncated"])
+    with pytest.raises(ValueError, match="max_steps must be in"):
+        motivegym.make_jax("CoinGameJaxMARL-v0", max_steps=101)
