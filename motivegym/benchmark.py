@@ -123,7 +123,7 @@ def evaluate(
     layer, seed 0, ``steps = 0``, sharing ``"fixed"``), a reference line in the same table."""
     from tqdm import tqdm
 
-    from motivegym.experiments.sweep import SweepSpec, collect_results, expand_envs, read_results, run_sweep
+    from motivegym.experiments.sweep import SweepSpec, collect_results, expand_envs, read_results, run_sweep, save_run
 
     fixed = isinstance(algorithm, str)
     if not fixed:
@@ -143,12 +143,12 @@ def evaluate(
     for env_id, reward in tqdm(cells, desc=f"{name} runs", unit="cell", disable=not progress):
         if fixed:
             if not run_file(out, name, env_id, reward, 0, 0, eval_episodes, "fixed").exists():
-                save_record(out, score_fixed_policy(name, env_id, reward, eval_episodes, out / "baselines"))
+                save_run(out, score_fixed_policy(name, env_id, reward, eval_episodes, out / "baselines"))
             continue
         pending = [s for s in range(seeds) if not run_file(out, algorithm.name, env_id, reward, s, steps, eval_episodes).exists()]
         if pending:
             for record in train_and_score(algorithm, env_id, reward, pending, steps, eval_episodes, out / "baselines"):
-                save_record(out, record)
+                save_run(out, record)
     return BenchmarkResult(out, read_results(collect_results(out)))
 
 
@@ -176,12 +176,6 @@ def run_file(out: Path, algo: str, env_id: str, reward: str, seed: int, steps: i
     from motivegym.experiments.sweep import run_name
 
     return out / "runs" / f"{run_name(run_settings(algo, env_id, reward, seed, steps, eval_episodes, sharing))}.json"
-
-
-def save_record(out: Path, record: dict[str, Any]) -> None:
-    from motivegym.experiments.sweep import save_run
-
-    save_run(out, record)
 
 
 def train_and_score(
