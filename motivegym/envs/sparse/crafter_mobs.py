@@ -142,6 +142,25 @@ class World:
     first: dict  # index of each kind's first entry in ``occupants``: {"cows": n, "zombies": …, "skeletons": …}
 
 
+def settle(world: World, kind: str, j: int, proposed: Array, moves: Array, distance: Array, params: Any,
+           acted: Array | None = None, reload: int = 0) -> tuple[Mobs, dict[str, Array]]:
+    """Mob ``j`` of ``kind`` after its turn: at ``proposed`` where it ``moves``, gone once ``mob_despawn_distance``
+    from every agent; its cooldown restarts at ``reload`` where it ``acted`` and else counts down (unchanged when
+    ``acted`` is None). Returns the mob list and the updated entity entries."""
+    mobs = getattr(world, kind)
+    position, present = mobs.position[j], mobs.health[j] > 0
+    new_position = jnp.where(moves, proposed, position)
+    stays = present & (distance < params.mob_despawn_distance)
+    entries = moved(world, world.first[kind] + j, new_position, stays)
+    cooldown = mobs.cooldown if acted is None else mobs.cooldown.at[j].set(jnp.where(acted, reload, mobs.cooldown[j] - 1))
+    mobs = Mobs(
+        position=mobs.position.at[j].set(new_position),
+        health=mobs.health.at[j].set(jnp.where(stays, mobs.health[j], 0)),
+        cooldown=cooldown,
+    )
+    return mobs, entries
+
+
 def zombie_turn(world: World, j: int, u: Array, params: Any) -> World:
     """Zombie ``j`` (Craftax-Classic ``_move_zombie``): next to its target with the cooldown over it attacks
     (2 damage, 7 to a sleeper, which it wakes; cooldown 5) and stays; otherwise it walks towards the target with
@@ -159,14 +178,7 @@ def zombie_turn(world: World, j: int, u: Array, params: Any) -> World:
     sleeping = world.sleeping.at[target].set(world.sleeping[target] & ~attack)
     proposed = position + step
     moves = present & ~attack & can_enter(world, proposed)
-    new_position = jnp.where(moves, proposed, position)
-    stays = present & (distance < params.mob_despawn_distance)
-    entries = moved(world, world.first["zombies"] + j, new_position, stays)
-    zombies = Mobs(
-        position=z.position.at[j].set(new_position),
-        health=z.health.at[j].set(jnp.where(stays, z.health[j], 0)),
-        cooldown=z.cooldown.at[j].set(jnp.where(attack, R.ZOMBIE_COOLDOWN, z.cooldown[j] - 1)),
-    )
+    zombies, entries = settle(world, "zombies", j, proposed, moves, distance, params, attack, R.ZOMBIE_COOLDOWN)
     return dataclasses.replace(world, health=health, woke=woke, sleeping=sleeping, zombies=zombies, **entries)
 
 
@@ -177,10 +189,7 @@ def cow_turn(world: World, j: int, u: Array, params: Any) -> World:
     _, distance = target_of(position, world.agents, world.health > 0, "nearest")
     proposed = position + random_step(u[0])
     moves = present & (u[1] < 0.5) & can_enter(world, proposed)
-    new_position = jnp.where(moves, proposed, position)
-    stays = present & (distance < params.mob_despawn_distance)
-    entries = moved(world, world.first["cows"] + j, new_position, stays)
-    cows = dataclasses.replace(c, position=c.position.at[j].set(new_position), health=c.health.at[j].set(jnp.where(stays, c.health[j], 0)))
+    cows, entries = settle(world, "cows", j, proposed, moves, distance, params)
     return dataclasses.replace(world, cows=cows, **entries)
 
 
@@ -211,14 +220,7 @@ def skeleton_turn(world: World, j: int, u: Array, params: Any) -> World:
             alive=arrows.alive.at[slot].set(arrows.alive[slot] | fires),
         )
     moves = present & ~shoots & enterable
-    new_position = jnp.where(moves, proposed, position)
-    stays = present & (distance < params.mob_despawn_distance)
-    entries = moved(world, world.first["skeletons"] + j, new_position, stays)
-    skeletons = Mobs(
-        position=s.position.at[j].set(new_position),
-        health=s.health.at[j].set(jnp.where(stays, s.health[j], 0)),
-        cooldown=s.cooldown.at[j].set(jnp.where(shoots, R.SKELETON_RELOAD, s.cooldown[j] - 1)),
-    )
+    skeletons, entries = settle(world, "skeletons", j, proposed, moves, distance, params, shoots, R.SKELETON_RELOAD)
     return dataclasses.replace(world, arrows=arrows, skeletons=skeletons, **entries)
 
 
