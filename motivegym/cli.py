@@ -230,8 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=command_validate)
 
     p = sub.add_parser("eval", help="evaluate a reference policy")
-    p.add_argument("env")
-    p.add_argument("policy", help="constant:<level> | random | titfortat | oracle:<name> | checkpoint:<path> (docs/checkpoints.md)")
+    p.add_argument("env", help="env id, or checkpoint:<path> alone (evaluated on the env and keywords it was trained on)")
+    p.add_argument("policy", nargs="?", help="constant:<level> | random | titfortat | oracle:<name> | checkpoint:<path> (docs/checkpoints.md)")
     p.add_argument("--reward", default="integrated")
     p.add_argument("--episodes", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)

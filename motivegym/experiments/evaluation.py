@@ -256,10 +256,25 @@ def format_result(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
-def eval_cli(env_id: str, policy: str, reward: str, episodes: int, seed: int) -> int:
-    """``motivegym eval``: print the evaluation table; returns the exit status (2 on a bad argument)."""
+def checkpoint_env(policy: str) -> tuple[str, dict[str, Any]]:
+    """The env id and ``make_jax`` keywords a ``checkpoint:PATH`` policy was trained on (from its metadata)."""
+    from motivegym.baselines.checkpoint import read_metadata
+
+    metadata = read_metadata(policy.removeprefix("checkpoint:"))
+    return metadata["env_id"], dict(metadata.get("env_kwargs") or {})
+
+
+def eval_cli(env_id: str, policy: str | None, reward: str, episodes: int, seed: int) -> int:
+    """``motivegym eval ENV POLICY`` or ``motivegym eval checkpoint:PATH`` (the env and its keywords are the
+    checkpoint's): print the evaluation table; returns the exit status (2 on a bad argument)."""
     try:
-        result = evaluate(env_id, policy, reward=reward, episodes=episodes, seed=seed)
+        env_kwargs: dict[str, Any] = {}
+        if policy is None:
+            if not env_id.startswith("checkpoint:"):
+                raise ValueError(f"missing POLICY after {env_id!r}; only a checkpoint:PATH policy may stand alone")
+            policy = env_id
+            env_id, env_kwargs = checkpoint_env(policy)
+        result = evaluate(env_id, policy, reward=reward, episodes=episodes, seed=seed, **env_kwargs)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -110,6 +110,27 @@ def test_a_checkpoint_of_non_default_params_round_trips_and_needs_them(tmp_path)
         evaluate("PrisonersDilemma-v0", f"checkpoint:{path}", "private", 1, compare_to_oracle=False)
 
 
+def test_motivegym_eval_of_a_checkpoint_alone_uses_its_env_and_keywords(tmp_path, capsys):
+    import motivegym
+    from motivegym.baselines.normalization import running_stats
+    from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
+
+    env, params = motivegym.make_jax("PrisonersDilemma-v0", max_steps=20)
+    learner = MultiAgentPPO(env, params, "private", PPOConfig(total_steps=128, num_envs=2, num_steps=16))
+    state = {"networks": learner.init_networks(jax.random.PRNGKey(0)), "obs_stats": running_stats((2, learner.obs_size))}
+    path = save_checkpoint(tmp_path / "pd20.safetensors", learner, state, env_id="PrisonersDilemma-v0", env_kwargs={"max_steps": 20},
+                           reward="private", algo="ippo", seed=0, steps=0)  # fmt: skip
+    assert main(["eval", f"checkpoint:{path}", "--episodes", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "PrisonersDilemma-v0" in printed and "policy checkpoint:" in printed
+    expected = evaluate("PrisonersDilemma-v0", f"checkpoint:{path}", "integrated", 2, max_steps=20).welfare
+    assert f"{expected:.2f}" in printed  # the 20-step game, not the default horizon
+    assert main(["eval", "PrisonersDilemma-v0"]) == 2  # a policy is needed unless the env argument is a checkpoint
+    assert "missing POLICY" in capsys.readouterr().err
+    assert main(["eval", f"checkpoint:{tmp_path / 'absent.safetensors'}"]) == 2
+    assert "no checkpoint file" in capsys.readouterr().err
+
+
 def test_another_env_or_other_params_are_refused_naming_both_sides(trained):
     import motivegym
 
