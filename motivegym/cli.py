@@ -1,4 +1,4 @@
-"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | docs``."""
+"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | intrinsic | docs`` and more (``motivegym --help``)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,8 @@ import sys
 
 import numpy as np
 
+from motivegym.core.params import parse_env_kwargs
 from motivegym.llm_cli import add_llm_commands
-
-
-def parse_env_kwargs(pairs: list[str]) -> dict:
-    """``["max_steps=50", "phase=crisis"]`` → ``{"max_steps": 50, "phase": "crisis"}``."""
-    import ast
-
-    kwargs = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise SystemExit(f"--param expects NAME=VALUE, got {pair!r}")
-        name, value = pair.split("=", 1)
-        try:
-            kwargs[name] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            kwargs[name] = value
-    return kwargs
 
 
 def command_list(args: argparse.Namespace) -> int:
@@ -166,6 +151,31 @@ def command_crossplay(args: argparse.Namespace) -> int:
     from motivegym.experiments.crossplay import crossplay_cli
 
     return crossplay_cli(args)
+
+
+def command_intrinsic(args: argparse.Namespace) -> int:
+    from motivegym.experiments.intrinsic import intrinsic_cli
+
+    return intrinsic_cli(args)
+
+
+def add_intrinsic_arguments(parser: argparse.ArgumentParser) -> None:
+    """``motivegym intrinsic`` (:mod:`motivegym.experiments.intrinsic`)."""
+    parser.add_argument("--env", required=True, help="registered env id, e.g. CrafterTeam-v0")
+    parser.add_argument("--env-kwarg", action="append", default=[], help="env parameter NAME=VALUE (repeatable), e.g. preset=crafter")
+    parser.add_argument("--layers", default="none,count,rnd,novelty", help="comma-separated intrinsic layer names or 'none' (each optionally ':coef')")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seed-group", type=int, default=None, help="seeds per compiled program and part file (default: all)")
+    parser.add_argument("--steps", type=int, default=100_000, help="env steps per seed (summed over parallel envs)")
+    parser.add_argument("--out", required=True, help="output directory; its parts/ make a rerun resume")
+    parser.add_argument("--base", default=None, help="base reward layer (default: the env's registered reward)")
+    parser.add_argument("--coef", type=float, default=0.05, help="weight of the intrinsic layer in base + coef·layer")
+    parser.add_argument("--algo", default="ippo", choices=("ippo", "mappo"))
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--num-steps", type=int, default=128)
+    parser.add_argument("--eval-episodes", type=int, default=32)
+    parser.add_argument("--eval-policy", default="greedy", choices=("greedy", "sample"))
+    parser.add_argument("--seed", type=int, default=0)
 
 
 def command_crafter_score(args: argparse.Namespace) -> int:
@@ -314,6 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("crafter-score", help="Crafter score and per-achievement success rates of a run directory, per agent and team, CIs over seeds")
     p.add_argument("run_dir", help="holds achievements.csv (per-episode flags) or an intrinsic-experiment runs.csv")
     p.set_defaults(func=command_crafter_score)
+
+    p = sub.add_parser("intrinsic", help="IPPO/MAPPO with each intrinsic reward layer vs none, resumable parts, CIs (docs/intrinsic.md)")
+    add_intrinsic_arguments(p)
+    p.set_defaults(func=command_intrinsic)
 
     p = sub.add_parser("docs", help="regenerate docs/environments.md from the registry")
     p.add_argument("--out", default="docs/environments.md")

@@ -131,7 +131,7 @@ def _guarded(command):
 def add_llm_commands(subparsers, env_kwargs: Callable[[list[str]], dict]) -> None:
     """Register ``llm annotate | distill | evolve | judge`` on the top-level ``motivegym`` subparsers.
 
-    ``env_kwargs`` turns ``--param NAME=VALUE`` pairs into env keyword arguments (``motivegym.cli.parse_env_kwargs``);
+    ``env_kwargs`` turns ``--param NAME=VALUE`` pairs into env keyword arguments (``motivegym.core.params.parse_env_kwargs``);
     it is passed in, so this module never imports ``motivegym.cli`` (which imports it)."""
     llm = subparsers.add_parser("llm", help="LLM-shaped rewards (Motif, Eureka, LLM judge) via an OpenAI-compatible server")
     llm.set_defaults(env_kwargs=env_kwargs)

@@ -493,3 +493,20 @@ def override_params(params: P, overrides: dict[str, Any], where: str, extra_vali
             )
         changes[name] = new
     return dataclasses.replace(params, **changes)  # type: ignore[type-var]
+
+
+def parse_env_kwargs(pairs: list[str]) -> dict[str, Any]:
+    """``["max_steps=50", "phase=crisis"]`` → ``{"max_steps": 50, "phase": "crisis"}`` (values read as Python
+    literals where they parse, else kept as strings); ``ValueError`` for a pair without ``=``."""
+    import ast
+
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"expected NAME=VALUE, got {pair!r}")
+        name, value = pair.split("=", 1)
+        try:
+            kwargs[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            kwargs[name] = value
+    return kwargs

@@ -7,7 +7,7 @@ rates, ``S = exp((1/N) Σ_i ln(1 + s_i)) − 1`` with ``s_i ∈ [0, 100]`` the p
 achievement ``i`` was unlocked at least once (:func:`motivegym.envs.sparse.metrics.crafter_score`; ``N`` is 22 for
 ``preset="crafter"``, 17 for the default rules, whose scores are therefore not comparable with published ones).
 Here the score and each rate are computed per seed and reported as the mean over seeds with a 95% Student-t
-interval (``x̄ ± t_{0.975, k−1}·s/√k``; a single seed gives a zero-width interval). Per agent, an achievement
+interval (``x̄ ± t_{0.975, k−1}·s/√k``; a single seed gives no interval, NaN bounds). Per agent, an achievement
 counts in an episode when that agent unlocked it; for the team, when any agent did.
 
 A run directory holds one of

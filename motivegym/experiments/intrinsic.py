@@ -1,23 +1,35 @@
 """IPPO with vs without intrinsic-motivation reward layers (``docs/intrinsic.md``).
 
-``python -m motivegym.experiments.intrinsic --env ENV --layers none,count,rnd,novelty --seeds 3 --steps N --out DIR``
+``motivegym intrinsic --env ENV --layers none,count,rnd,novelty --seeds 10 --steps N --out DIR``
 
 For each entry of ``--layers`` it trains IPPO (``--algo mappo`` for MAPPO) on the reward
-``base + coef · layer`` (``none``: the base alone; ``base`` defaults to the env's registered reward), all
-seeds vmapped in one compiled program per layer, then evaluates each seed on ``--eval-episodes`` episodes.
-It records payoff returns and, where the env's info has an ``achievements`` array of flags, the number of
-achievements unlocked per episode and each achievement's success rate (fraction of episodes in which it was
-unlocked at least once), and reports means over seeds with 95% Student-t confidence intervals.
+``base + coef · layer`` (``none``: the base alone; ``base`` defaults to the env's registered reward), the seeds
+of a group (``--seed-group``, default all) vmapped in one compiled program, then evaluates each seed on
+``--eval-episodes`` episodes. Seed ``s`` trains from ``fold_in(PRNGKey(--seed), s)``, so a seed's run does not
+depend on its group, and every layer uses the same seeds and the same evaluation episodes. It records payoff
+returns and, where the env's info has an ``achievements`` array of flags, each episode's flags.
 
-Writes to ``--out``: ``runs.csv`` (one row per layer × seed), ``summary.csv`` (one row per layer × metric,
-with the CI), ``curves.csv`` (training curve per layer × seed × chunk) and ``intrinsic.png``.
+**Resumable.** Every finished (layer, seed group) is a part file ``DIR/parts/<layer>.seeds<a>-<b>.json``,
+written atomically; a rerun with the same settings skips the parts it finds (more seeds or layers may be added
+later), and refuses parts written with other settings. The tables are rebuilt from all parts after each one:
+
+* ``runs.csv`` (layer × seed), ``summary.csv`` (layer × metric: mean over seeds, 95% Student-t interval from
+  :func:`motivegym.experiments.statistics.mean_interval`), ``curves.csv`` (training welfare and bonus per chunk);
+* with achievements: ``achievements.csv`` (layer × seed × episode × agent flags; ``motivegym crafter-score DIR``
+  scores it per agent and for the team) and ``crafter_score.csv``;
+* ``comparison.csv``: each layer's headline metric (the team Crafter score with achievements, else evaluation
+  welfare) minus the ``none`` layer's, with a Welch t interval, and the verdict ``higher`` / ``lower`` /
+  ``not distinguishable`` (the interval excludes 0 or not);
+* ``intrinsic.png`` (training curves, evaluation bars) and, with achievements, ``achievements.png`` (team success
+  rate per achievement and layer).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import math
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,27 +38,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-#: two-sided 95% Student-t quantiles t_{0.975, df} for df = 1 … 30 (normal quantile beyond)
-T_QUANTILES_95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
 ALGORITHMS = {"ippo": {"centralized_critic": False}, "mappo": {"centralized_critic": True}}
 EVAL_POLICIES = ("greedy", "sample")
 NO_LAYER = "none"
 
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float]:
-    """``(mean, low, high)``: ``x̄ ± t_{0.975, k−1} · s/√k`` over the ``k`` values (a zero-width interval for one)."""
-    values = np.asarray(values, np.float64)
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, mean, mean
-    df = values.size - 1
-    quantile = T_QUANTILES_95[df - 1] if df <= len(T_QUANTILES_95) else 1.96
-    half = quantile * float(values.std(ddof=1)) / math.sqrt(values.size)
-    return mean, mean - half, mean + half
+    """``(mean, low, high)``: ``x̄ ± t_{0.975, k−1} · s/√k`` over the ``k`` values (NaN bounds for one value)."""
+    from motivegym.experiments.statistics import mean_interval
+
+    return mean_interval(np.asarray(values, np.float64).reshape(-1)).as_tuple()
 
 
 def parse_layers(text: str) -> list[str]:
@@ -127,8 +128,14 @@ def chunk_sizes(num_updates: int, chunks: int = 10) -> list[int]:
     return [num_updates // chunks + (1 if k < num_updates % chunks else 0) for k in range(chunks)]
 
 
-def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intrinsic: bool, progress=None) -> tuple[Any, dict]:
-    """Train all seeds (vmapped) in chunks; the curve holds welfare and the per-step intrinsic bonus per chunk.
+def seed_keys(seed: int, seed_ids: list[int]) -> jax.Array:
+    """``[len(seed_ids), 2]`` training keys: seed ``s`` trains from ``fold_in(PRNGKey(seed), s)`` whatever its group."""
+    root = jax.random.PRNGKey(seed)
+    return jnp.stack([jax.random.fold_in(root, s) for s in seed_ids])
+
+
+def train_layer(env, params, reward_layer_, config, seed_ids: list[int], seed: int, intrinsic: bool, progress=None) -> tuple[Any, dict]:
+    """Train the seeds ``seed_ids`` (vmapped) in chunks; the curve holds welfare and the per-step intrinsic bonus per chunk.
 
     ``progress`` (a tqdm bar, optional) advances by the env steps per seed of each finished chunk."""
     from motivegym.baselines.ppo import MultiAgentPPO
@@ -140,14 +147,14 @@ def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intri
     devices = jax.local_devices()  # seeds split across devices (one XLA host device per core from main())
     run_all = {size: jax.jit(split_across_devices(jax.vmap(lambda r, size=size: run(r, size)), devices)) for size in set(sizes)}
     init_all = jax.jit(split_across_devices(jax.vmap(lambda key: init(key, 0)), devices))
-    runners = init_all(jax.random.split(jax.random.PRNGKey(seed), seeds))
+    runners = init_all(seed_keys(seed, seed_ids))
     curve: dict[str, list] = {"updates": [], "welfare": [], "bonus": []}
-    done_updates, previous_bonus = 0, np.zeros(seeds)
+    done_updates, previous_bonus = 0, np.zeros(len(seed_ids))
     for size in sizes:
         runners, metrics = run_all[size](runners)
         done_updates += size
         if progress is not None:
-            progress.update(size * config.num_envs * config.num_steps)
+            progress.update(size * config.num_envs * config.num_steps * len(seed_ids))
         welfare = np.asarray(metrics["episode_payoff"]).sum(-1)  # [seeds, updates]
         finished = np.asarray(metrics["episodes"]) > 0
         curve["updates"].append(done_updates)
@@ -162,6 +169,71 @@ def train_layer(env, params, reward_layer_, config, seeds: int, seed: int, intri
 def intrinsic_state(runners: dict) -> dict:
     """The intrinsic term's layer state inside ``MultiAgentPPO`` runners (LayerChoice → WeightedSum term 1)."""
     return runners["layer_states"]["states"][0][1]
+
+
+# ----- parts: one file per (layer, seed group), so a long experiment runs in sessions -----
+PARTS_DIR = "parts"
+
+
+def seed_groups(seeds: int, group: int | None) -> list[list[int]]:
+    """``[[0 … g−1], [g … 2g−1], …]`` covering ``range(seeds)`` (``group=None``: one group)."""
+    group = seeds if group is None else group
+    if group < 1:
+        raise ValueError(f"--seed-group must be positive, got {group}")
+    return [list(range(first, min(first + group, seeds))) for first in range(0, seeds, group)]
+
+
+def part_path(out: Path, layer: str, seed_ids: list[int]) -> Path:
+    """``out/parts/<layer>.seeds<a>-<b>.json`` (characters other than letters, digits, ``._-`` become ``_``)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", layer)
+    return out / PARTS_DIR / f"{safe}.seeds{seed_ids[0]}-{seed_ids[-1]}.json"
+
+
+def read_parts(out: Path, settings: dict) -> list[dict]:
+    """Every part under ``out/parts`` (sorted by layer, then first seed); ``ValueError`` naming the settings that
+    differ when a part was written by another experiment."""
+    parts = []
+    for path in sorted((out / PARTS_DIR).glob("*.json")):
+        part = json.loads(path.read_text())
+        if part["settings"] != settings:
+            differ = sorted(k for k in set(part["settings"]) | set(settings) if part["settings"].get(k) != settings.get(k))
+            detail = ", ".join(f"{k}: {part['settings'].get(k)!r} there, {settings.get(k)!r} now" for k in differ)
+            raise ValueError(f"{path} belongs to an experiment with other settings ({detail}); use another --out")
+        parts.append(part)
+    return parts
+
+
+def train_part(env, params, settings: dict, config, layer_name: str, seed_ids: list[int], flags_shape, flag_labels, bar) -> dict:
+    """Train and evaluate one (layer, seed group): its run rows, curve rows and per-seed achievement flags."""
+    reward = combined_layer(settings["base"], layer_name, settings["coef"])
+    intrinsic = layer_name != NO_LAYER
+    episodes, seed = settings["eval_episodes"], settings["seed"]
+    steps_per_update = config.num_envs * config.num_steps
+    (learner, runners), curve = train_layer(env, params, reward, config, seed_ids, seed, intrinsic, bar)
+    runs, curves, flags = [], [], []
+    for k, s in enumerate(seed_ids):
+        runner = jax.tree.map(lambda x, k=k: x[k], runners)
+        result = evaluate_runner(learner, runner, jax.random.PRNGKey(seed + 1), episodes, settings["eval_policy"], flags_shape is not None)
+        payoff = np.asarray(result["payoff"])
+        row = {"layer": layer_name, "reward": reward.name, "seed": s, "eval_welfare": float(payoff.sum(-1).mean())}
+        row.update({f"eval_payoff_{i}": float(v) for i, v in enumerate(payoff.mean(0))})
+        if intrinsic:
+            totals = intrinsic_state(runner)["totals"]["bonus"]
+            row["bonus_per_step"] = float(np.mean(totals) / (config.num_updates * config.num_steps))
+        if flags_shape is not None:
+            unlocked = np.asarray(result["achievements"])
+            flat = unlocked.reshape(episodes, -1)
+            row["achievements_unlocked"] = float(flat.sum(-1).mean())
+            row.update({f"achievement_{label}_rate": float(v) for label, v in zip(flag_labels, flat.mean(0))})
+            flags.append(unlocked.astype(int).tolist())
+        runs.append(row)
+        for j, updates in enumerate(curve["updates"]):
+            curves.append({
+                "layer": layer_name, "seed": s, "update": int(updates), "env_steps": int(updates) * steps_per_update,
+                "welfare": float(curve["welfare"][j, k]),
+                "bonus_per_step": float(curve["bonus"][j, k]) if intrinsic else "",
+            })  # fmt: skip
+    return {"settings": settings, "layer": layer_name, "seeds": seed_ids, "runs": runs, "curves": curves, "flags": flags}
 
 
 def run_experiment(
@@ -179,15 +251,19 @@ def run_experiment(
     eval_policy: str = "greedy",
     seed: int = 0,
     progress: bool = True,
+    seed_group: int | None = None,
     **env_overrides: Any,
 ) -> dict:
-    """Train and evaluate every layer; write the CSVs and plot; return ``{"runs", "summary", "curves"}`` rows."""
+    """Train and evaluate every (layer, seed group) not yet under ``out/parts``; rebuild the tables and figures
+    from all parts after each; return ``{"runs", "summary", "curves", "comparison", "trained"}`` (``trained``: the
+    parts this call ran)."""
     from tqdm import tqdm
 
     import motivegym
     from motivegym.baselines.ppo import PPOConfig
     from motivegym.core.errors import check_names
     from motivegym.core.registry import get_spec
+    from motivegym.experiments.sweep import write_atomic
 
     check_names("algorithm", [algo], ALGORITHMS, "intrinsic experiment")
     check_names("evaluation policy", [eval_policy], EVAL_POLICIES, "intrinsic experiment")
@@ -197,52 +273,102 @@ def run_experiment(
     base = spec.default_reward if base is None else base
     env, params = motivegym.make_jax(spec.id, **env_overrides)
     config = PPOConfig(total_steps=int(steps), num_envs=num_envs, num_steps=num_steps, **ALGORITHMS[algo])
+    settings = {
+        "env": spec.id, "env_kwargs": {k: env_overrides[k] for k in sorted(env_overrides)}, "base": base, "coef": float(coef),
+        "algo": algo, "steps": int(steps), "num_envs": num_envs, "num_steps": num_steps, "eval_episodes": eval_episodes,
+        "eval_policy": eval_policy, "seed": seed,
+    }  # fmt: skip
+    settings = json.loads(json.dumps(settings))  # as a part file stores it (tuples become lists)
+    out = Path(out)
+    done = {(p["layer"], tuple(p["seeds"])) for p in read_parts(out, settings)}
+    todo = [(layer, ids) for layer in layers for ids in seed_groups(seeds, seed_group) if (layer, tuple(ids)) not in done]
     flags_shape = achievement_shape(env, params)
     flag_labels = achievement_labels(env, params, flags_shape) if flags_shape is not None else []
-    steps_per_update = config.num_envs * config.num_steps
-    runs, curves = [], []
-    bar = tqdm(total=len(layers) * config.num_updates * steps_per_update, desc=f"intrinsic {spec.id}", unit="step", unit_scale=True, disable=not progress)
-    for layer_name in layers:
-        reward = combined_layer(base, layer_name, coef)
-        intrinsic = layer_name != NO_LAYER
-        bar.set_postfix_str(f"layer {layer_name}")
-        (learner, runners), curve = train_layer(env, params, reward, config, seeds, seed, intrinsic, bar)
-        for s in range(seeds):
-            runner = jax.tree.map(lambda x, s=s: x[s], runners)
-            result = evaluate_runner(learner, runner, jax.random.PRNGKey(seed + 1), eval_episodes, eval_policy, flags_shape is not None)
-            payoff = np.asarray(result["payoff"])
-            row = {"layer": layer_name, "reward": reward.name, "seed": s, "eval_welfare": float(payoff.sum(-1).mean())}
-            row.update({f"eval_payoff_{i}": float(v) for i, v in enumerate(payoff.mean(0))})
-            if intrinsic:
-                totals = intrinsic_state(runner)["totals"]["bonus"]
-                row["bonus_per_step"] = float(np.mean(totals) / (config.num_updates * config.num_steps))
-            if flags_shape is not None:
-                unlocked = np.asarray(result["achievements"]).reshape(eval_episodes, -1)
-                row["achievements_unlocked"] = float(unlocked.sum(-1).mean())
-                row.update({f"achievement_{label}_rate": float(v) for label, v in zip(flag_labels, unlocked.mean(0))})
-            runs.append(row)
-            for k, updates in enumerate(curve["updates"]):
-                curves.append({
-                    "layer": layer_name, "seed": s, "update": int(updates), "env_steps": int(updates) * steps_per_update,
-                    "welfare": float(curve["welfare"][k, s]),
-                    "bonus_per_step": float(curve["bonus"][k, s]) if intrinsic else "",
-                })  # fmt: skip
-        # after every layer, so a long experiment that is stopped keeps the layers it finished
-        done = layers[: layers.index(layer_name) + 1]
-        summary = write_outputs(Path(out), runs, curves, done, f"{algo.upper()} on {spec.id}: {base} + {coef:g}·layer")
+    names = env.static_info(params).get("achievement_names") if flags_shape is not None and len(flags_shape) == 2 else None
+    title = f"{algo.upper()} on {spec.id}: {base} + {coef:g}·layer"
+    per_seed = config.num_updates * config.num_envs * config.num_steps
+    bar = tqdm(total=sum(len(ids) for _, ids in todo) * per_seed, desc=f"intrinsic {spec.id}", unit="step", unit_scale=True, disable=not progress)
+    tables = None
+    for layer_name, seed_ids in todo:
+        bar.set_postfix_str(f"layer {layer_name}, seeds {seed_ids[0]}-{seed_ids[-1]}")
+        part = train_part(env, params, settings, config, layer_name, seed_ids, flags_shape, flag_labels, bar)
+        path = part_path(out, layer_name, seed_ids)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(part))
+        tables = write_outputs(out, read_parts(out, settings), layers, title, names)
     bar.close()
-    return {"runs": runs, "summary": summary, "curves": curves}
+    if tables is None:  # nothing left to train: rebuild the tables from the parts found
+        tables = write_outputs(out, read_parts(out, settings), layers, title, names)
+    return {**tables, "trained": todo}
 
 
-def write_outputs(out_dir: Path, runs: list[dict], curves: list[dict], layers: list[str], title: str) -> list[dict]:
-    """Write runs.csv, summary.csv, curves.csv and intrinsic.png for the finished ``layers``; return the summary."""
+def ordered_layers(parts: list[dict], layers: list[str]) -> list[str]:
+    """The requested layers first (in order), then any other layer found in the parts."""
+    found = list(dict.fromkeys(p["layer"] for p in parts))
+    return [layer for layer in layers if layer in found] + [layer for layer in found if layer not in layers]
+
+
+def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: str, achievement_names: list[str] | None = None) -> dict:
+    """Write runs.csv, summary.csv, curves.csv, comparison.csv, intrinsic.png and, with named per-agent
+    achievements, achievements.csv, crafter_score.csv and achievements.png; return the rows."""
+    layers = ordered_layers(parts, layers)
+    parts = sorted(parts, key=lambda p: (layers.index(p["layer"]), p["seeds"][0]))
+    runs = [row for p in parts for row in p["runs"]]
+    curves = [row for p in parts for row in p["curves"]]
     summary = summarize_runs(runs, layers)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(out_dir / "runs.csv", runs)
     write_csv(out_dir / "summary.csv", summary)
     write_csv(out_dir / "curves.csv", curves)
     plot_comparison(curves, summary, layers, out_dir / "intrinsic.png", title)
-    return summary
+    headline = {layer: {r["seed"]: r["eval_welfare"] for r in runs if r["layer"] == layer} for layer in layers}
+    metric = "eval_welfare"
+    if achievement_names is not None and all(p["flags"] for p in parts):
+        from motivegym.experiments.crafter_score import FLAGS_FILE, score_of, score_run_dir
+
+        flag_rows = [
+            {"group": p["layer"], "seed": s, "episode": e, "agent": i, **dict(zip(achievement_names, agent_flags))}
+            for p in parts for s, seed_flags in zip(p["seeds"], p["flags"])
+            for e, episode in enumerate(seed_flags) for i, agent_flags in enumerate(episode)
+        ]  # fmt: skip
+        write_csv(out_dir / FLAGS_FILE, flag_rows)
+        score_run_dir(out_dir)
+        team_rates = {
+            layer: {s: 100.0 * np.asarray(f).any(axis=1).mean(axis=0) for p in parts if p["layer"] == layer for s, f in zip(p["seeds"], p["flags"])}
+            for layer in layers
+        }  # fmt: skip
+        headline = {layer: {s: float(score_of(r)) for s, r in rates.items()} for layer, rates in team_rates.items()}
+        metric = "team_crafter_score"
+        plot_achievements(team_rates, achievement_names, layers, out_dir / "achievements.png", title)
+    comparison = compare_to_none(headline, metric)
+    write_csv(out_dir / "comparison.csv", comparison)
+    return {"runs": runs, "summary": summary, "curves": curves, "comparison": comparison}
+
+
+def compare_to_none(values: dict[str, dict[int, float]], metric: str) -> list[dict]:
+    """Per layer: mean ``metric`` over seeds and its 95% t interval, and the difference to ``none`` with a Welch t
+    interval (``scipy.stats.ttest_ind(equal_var=False)``); the verdict says whether that interval excludes 0."""
+    import scipy.stats
+
+    from motivegym.experiments.statistics import mean_interval
+
+    rows = []
+    reference = np.array(list(values.get(NO_LAYER, {}).values()), np.float64)
+    for layer, by_seed in values.items():
+        data = np.array(list(by_seed.values()), np.float64)
+        own = mean_interval(data)
+        row = {"layer": layer, "metric": metric, "seeds": data.size, "mean": own.estimate, "ci95_low": own.low, "ci95_high": own.high}
+        if layer != NO_LAYER and reference.size >= 2 and data.size >= 2:
+            if np.ptp(data) == 0 and np.ptp(reference) == 0:
+                low = high = float(data[0] - reference[0])
+            else:
+                ci = scipy.stats.ttest_ind(data, reference, equal_var=False).confidence_interval(0.95)
+                low, high = float(ci.low), float(ci.high)
+            verdict = "higher" if low > 0 else "lower" if high < 0 else "not distinguishable"
+            row.update({"difference_to_none": float(data.mean() - reference.mean()), "difference_ci95_low": low,
+                        "difference_ci95_high": high, "verdict": verdict})  # fmt: skip
+        rows.append(row)
+    return rows
 
 
 def summarize_runs(runs: list[dict], layers: list[str]) -> list[dict]:
@@ -302,6 +428,29 @@ def plot_comparison(curves: list[dict], summary: list[dict], layers: list[str], 
     plt.close(fig)
 
 
+def plot_achievements(team_rates: dict[str, dict[int, np.ndarray]], names: list[str], layers: list[str], path: Path, title: str) -> None:
+    """Heatmap: team success rate (% of evaluation episodes in which any agent unlocked it; mean over seeds) per
+    achievement (rows, in the env's order) and layer (columns), each cell annotated."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = np.array([np.mean(list(team_rates[layer].values()), axis=0) for layer in layers]).T  # [achievements, layers]
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(layers), 0.8 + 0.32 * len(names)))
+    image = ax.imshow(table, cmap="viridis", vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(range(len(layers)), layers, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    for (i, j), value in np.ndenumerate(table):
+        ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7, color="white" if value < 60 else "black")
+    seeds = min(len(v) for v in team_rates.values())
+    fig.colorbar(image, ax=ax, label=f"team success rate, % (mean over ≥{seeds} seeds)")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def format_summary(summary: list[dict]) -> str:
     lines = [f"{'layer':<20} {'metric':<24} {'mean':>12}  95% CI"]
     for r in summary:
@@ -309,23 +458,9 @@ def format_summary(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m motivegym.experiments.intrinsic", description=__doc__.splitlines()[0])
-    parser.add_argument("--env", required=True, help="registered env id, e.g. TrustDilemma-v0")
-    parser.add_argument("--layers", default="none,count,rnd,novelty", help="comma-separated: none, count, rnd, novelty, impact, learning_progress (each optionally ':coef')")
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=100_000, help="env steps per seed (summed over parallel envs)")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--base", default=None, help="base reward layer (default: the env's registered reward)")
-    parser.add_argument("--coef", type=float, default=0.05, help="weight of the intrinsic layer in base + coef·layer")
-    parser.add_argument("--algo", default="ippo", choices=sorted(ALGORITHMS))
-    parser.add_argument("--num-envs", type=int, default=16)
-    parser.add_argument("--num-steps", type=int, default=128)
-    parser.add_argument("--eval-episodes", type=int, default=32)
-    parser.add_argument("--eval-policy", default="greedy", choices=EVAL_POLICIES)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+def intrinsic_cli(args: argparse.Namespace) -> int:
     from motivegym.core.cpu_defaults import request_host_devices
+    from motivegym.core.params import parse_env_kwargs
 
     request_host_devices("auto")  # a fresh process: one XLA host device per core, so every core trains
     try:
@@ -333,15 +468,26 @@ def main(argv: list[str] | None = None) -> int:
         result = run_experiment(
             args.env, layers, args.seeds, args.steps, args.out, base=args.base, coef=args.coef, algo=args.algo,
             num_envs=args.num_envs, num_steps=args.num_steps, eval_episodes=args.eval_episodes,
-            eval_policy=args.eval_policy, seed=args.seed,
+            eval_policy=args.eval_policy, seed=args.seed, seed_group=args.seed_group, **parse_env_kwargs(args.env_kwarg),
         )  # fmt: skip
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_summary(result["summary"]))
-    print(f"wrote runs.csv, summary.csv, curves.csv and intrinsic.png to {args.out}")
+    print(format_comparison(result["comparison"]))
+    print(f"trained {len(result['trained'])} part(s); tables and figures in {args.out}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def format_comparison(rows: list[dict]) -> str:
+    """One line per layer: the headline metric with its interval and, against ``none``, the difference and verdict."""
+    if not rows:
+        return ""
+    lines = [f"{'layer':<20} {rows[0]['metric']:>28}   difference to none (Welch 95% CI)"]
+    for r in rows:
+        own = f"{r['mean']:.3g} [{r['ci95_low']:.3g}, {r['ci95_high']:.3g}] n={r['seeds']}"
+        diff = (f"{r['difference_to_none']:+.3g} [{r['difference_ci95_low']:+.3g}, {r['difference_ci95_high']:+.3g}] {r['verdict']}"
+                if "verdict" in r else "")  # fmt: skip
+        lines.append(f"{r['layer']:<20} {own:>28}   {diff}")
+    return "\n".join(lines)
+

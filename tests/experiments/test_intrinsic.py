@@ -8,11 +8,11 @@ import pytest
 import motivegym
 from motivegym.baselines.normalization import running_stats
 from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
+from motivegym.cli import main
 from motivegym.experiments.intrinsic import (
     achievement_labels,
     achievement_shape,
     evaluate_runner,
-    main,
     mean_ci95,
     parse_layers,
     run_experiment,
@@ -24,9 +24,10 @@ pytestmark = pytest.mark.slow  # trains PPO per layer: end-to-end
 def test_mean_ci95_is_the_student_t_interval():
     mean, low, high = mean_ci95(np.array([1.0, 2.0, 3.0]))
     assert mean == 2.0
-    np.testing.assert_allclose(high - mean, 4.303 * 1.0 / np.sqrt(3), rtol=1e-6)
+    np.testing.assert_allclose(high - mean, 4.302653 * 1.0 / np.sqrt(3), rtol=1e-6)  # t_{0.975, 2}
     np.testing.assert_allclose(mean - low, high - mean)
-    assert mean_ci95(np.array([5.0])) == (5.0, 5.0, 5.0)
+    mean, low, high = mean_ci95(np.array([5.0]))
+    assert mean == 5.0 and np.isnan(low) and np.isnan(high)  # one seed says nothing about the spread
 
 
 def test_layer_list_is_validated():
@@ -37,7 +38,7 @@ def test_layer_list_is_validated():
         parse_layers("novelti")
     with pytest.raises(ValueError, match="twice"):
         parse_layers("count,count")
-    assert main(["--env", "TrustDilemma-v0", "--layers", "rnd,bogus", "--out", "/tmp/unused"]) == 2
+    assert main(["intrinsic", "--env", "TrustDilemma-v0", "--layers", "rnd,bogus", "--out", "/tmp/unused"]) == 2
 
 
 def test_tiny_run_writes_tables_and_plot(tmp_path):
@@ -58,25 +59,38 @@ def test_tiny_run_writes_tables_and_plot(tmp_path):
     assert len(result["runs"]) == 4
 
 
-def test_a_stopped_experiment_keeps_the_layers_it_finished(tmp_path, monkeypatch):
+def test_a_stopped_experiment_keeps_its_parts_and_resumes(tmp_path, monkeypatch):
     from motivegym.experiments import intrinsic
 
     real_train_layer, calls = intrinsic.train_layer, []
 
     def train_then_stop(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # the session ends during the second layer
+        calls.append(args[4])  # the seed ids of the part
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the session ends during the third part
         return real_train_layer(*args, **kwargs)
 
     monkeypatch.setattr(intrinsic, "train_layer", train_then_stop)
+    settings = dict(steps=48, out=tmp_path, num_envs=2, num_steps=24, eval_episodes=2, max_steps=20, seed_group=2, progress=False)
     with pytest.raises(KeyboardInterrupt):
-        run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, steps=48, out=tmp_path, num_envs=2, num_steps=24,
-                       eval_episodes=2, max_steps=20)  # fmt: skip
+        run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)
+    assert calls == [[0, 1], [2], [0, 1]]
     runs = list(csv.DictReader(open(tmp_path / "runs.csv")))
     assert [(r["layer"], r["seed"]) for r in runs] == [("none", "0"), ("none", "1"), ("none", "2")]
-    assert {r["layer"] for r in csv.DictReader(open(tmp_path / "summary.csv"))} == {"none"}
     assert (tmp_path / "intrinsic.png").exists()
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["none.seeds0-1.json", "none.seeds2-2.json"]
+    # the rerun trains only the missing parts and writes every layer's rows
+    monkeypatch.setattr(intrinsic, "train_layer", real_train_layer)
+    result = run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)
+    assert result["trained"] == [("count", [0, 1]), ("count", [2])]
+    assert [(r["layer"], r["seed"]) for r in result["runs"]] == [(layer, s) for layer in ("none", "count") for s in range(3)]
+    assert [r["layer"] for r in result["comparison"]] == ["none", "count"] and "verdict" in result["comparison"][1]
+    assert run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)["trained"] == []
+    # a seed's run does not depend on its group: seed 2 alone equals seed 2 trained beside others
+    alone = run_experiment("TrustDilemma-v0", ["none"], seeds=3, **{**settings, "out": tmp_path / "one", "seed_group": 3})
+    assert alone["runs"][2]["eval_welfare"] == pytest.approx(result["runs"][2]["eval_welfare"], rel=1e-4)
+    with pytest.raises(ValueError, match=r"other settings \(coef: 0.05 there, 0.1 now\)"):
+        run_experiment("TrustDilemma-v0", ["none"], seeds=3, coef=0.1, **settings)
 
 
 def test_achievement_flags_are_ored_over_each_episode():
@@ -103,12 +117,22 @@ def test_achievement_flags_are_ored_over_each_episode():
     assert not np.asarray(result["achievements"]).any()
 
 
-def test_key_door_runs_report_named_door_achievements(tmp_path):
+def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
     env, params = motivegym.make_jax("KeyDoorGift-v0")
     assert achievement_labels(env, params, (2, 1)) == ["open_own_door_agent0", "open_own_door_agent1"]
     assert achievement_labels(env, params, (3,)) == ["0", "1", "2"]
-    run_experiment("KeyDoorGift-v0", ["none"], seeds=1, steps=48, out=tmp_path, num_envs=2, num_steps=24, eval_episodes=2, max_steps=10)
-    (row,) = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    code = main(["intrinsic", "--env", "KeyDoorGift-v0", "--env-kwarg", "max_steps=10", "--layers", "none,count", "--seeds", "2",
+                 "--steps", "48", "--num-envs", "2", "--num-steps", "24", "--eval-episodes", "2", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 0 and "team_crafter_score" in capsys.readouterr().out
+    row = list(csv.DictReader(open(tmp_path / "runs.csv")))[0]
     rates = [float(row[f"achievement_open_own_door_agent{i}_rate"]) for i in range(2)]
     assert all(0.0 <= r <= 1.0 for r in rates)
     assert float(row["achievements_unlocked"]) == pytest.approx(sum(rates))  # flags per episode = sum of per-flag rates
+    flags = list(csv.DictReader(open(tmp_path / "achievements.csv")))
+    assert len(flags) == 2 * 2 * 2 * 2 and set(flags[0]) == {"group", "seed", "episode", "agent", "open_own_door"}  # layers × seeds × episodes × agents
+    scores = {(r["group"], r["unit"], r["metric"]) for r in csv.DictReader(open(tmp_path / "crafter_score.csv"))}
+    assert ("count", "team", "score") in scores and ("none", "agent_1", "rate_open_own_door") in scores
+    comparison = list(csv.DictReader(open(tmp_path / "comparison.csv")))
+    assert [r["metric"] for r in comparison] == ["team_crafter_score"] * 2
+    assert comparison[1]["verdict"] in ("higher", "lower", "not distinguishable")
+    assert (tmp_path / "achievements.png").stat().st_size > 1000
