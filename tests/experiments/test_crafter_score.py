@@ -50,7 +50,7 @@ def test_run_dir_with_episode_flags_gives_agent_and_team_rows_with_intervals_ove
     result = {(r["unit"], r["metric"]): r for r in score_run_dir(tmp_path)}
     wood = result[("agent_0", "rate_collect_wood")]
     assert wood["mean"] == pytest.approx(75.0) and wood["seeds"] == 2
-    assert wood["ci95_low"] == pytest.approx(75.0 - 12.706 * np.std([100, 50], ddof=1) / np.sqrt(2))
+    assert wood["ci95_low"] == pytest.approx(75.0 - 12.7062 * np.std([100, 50], ddof=1) / np.sqrt(2))  # t_{0.975, 1}
     assert result[("team", "rate_eat_cow")]["mean"] == pytest.approx(50.0)
     team_scores = [float(score_of(np.array([100.0, 50.0]))), float(score_of(np.array([50.0, 50.0])))]
     assert result[("team", "score")]["mean"] == pytest.approx(np.mean(team_scores), rel=1e-5)
