@@ -31,7 +31,9 @@ def placed(env, params, positions, waste=(), apples=()):
             grid[cell] = True
         grids[name] = jnp.asarray(grid)
     n = len(positions)
-    agents = AgentState(pos=jnp.asarray(positions, jnp.int32), orient=jnp.full(n, NORTH, jnp.int32), timeout=jnp.zeros(n, jnp.int32))
+    agents = AgentState(
+        pos=jnp.asarray(positions, jnp.int32), orient=jnp.full(n, NORTH, jnp.int32), timeout=jnp.zeros(n, jnp.int32)
+    )
     state = dataclasses.replace(state, agents=agents, t=jnp.int32(1), **grids)
     return state, env.observe(state, params)
 
@@ -123,7 +125,9 @@ def test_ssd_preset_cleans_the_dirty_reset_river_and_stops_on_a_clean_one():
     state, _ = env.reset(jax.random.PRNGKey(0), params)
     assert bool(state.waste[2, 3])
     far = [(20, 10), (21, 10), (22, 10), (23, 10)]
-    agents = AgentState(pos=jnp.asarray([(4, 3), *far], jnp.int32), orient=jnp.zeros(5, jnp.int32), timeout=jnp.zeros(5, jnp.int32))
+    agents = AgentState(
+        pos=jnp.asarray([(4, 3), *far], jnp.int32), orient=jnp.zeros(5, jnp.int32), timeout=jnp.zeros(5, jnp.int32)
+    )
     dirty = dataclasses.replace(state, agents=agents, t=jnp.int32(1))
     assert first_action(bot, env, params, env.observe(dirty, params), cleaning=False) == (CLEAN, True)
     clean = dataclasses.replace(dirty, waste=jnp.zeros_like(state.waste))
