@@ -26,7 +26,7 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
 * Cleanup: cleaning forager ``CleaningForager()`` (cleans the river while the stretch it sees is dirty, eats
   otherwise; its docstring states the switching rule) / — / greedy forager that tags (not under
   ``preset="ssd"``); ``make_river_cleaners(env, params)`` is the former cooperator, every agent a river
-  cleaner ``GridForager(cleaners=n)`` that never eats (``motivegym.experiments.dilemma_strength``'s profiles);
+  cleaner ``GridForager(cleaners=n)`` that never eats (as in ``dilemma_strength``'s Cleanup profiles);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).

@@ -243,8 +243,9 @@ def write_csv(diagram: SchellingDiagram, path: Path) -> Path:
     return path
 
 
-def plot(diagram: SchellingDiagram, path: Path) -> Path:
-    """Two lines (cooperator, defector) with 95% bands against the number of other cooperators."""
+def plot(diagram: SchellingDiagram, path: Path, policies: str = "") -> Path:
+    """Two lines (cooperator, defector) with 95% bands against the number of other cooperators; ``policies``
+    (e.g. ``"defector: oracle:nash"``) is added to the title."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -265,6 +266,8 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
     verdict_text = diagram.conditions()["social dilemma"]
     kwargs = ", ".join(f"{k}={v!r}" for k, v in diagram.env_kwargs.items())
     where = f"{diagram.env_id} ({kwargs})\n" if kwargs else f"{diagram.env_id}: "  # long kwargs: the verdict on a line of its own
+    if policies:
+        where = f"{diagram.env_id} ({', '.join(filter(None, (kwargs, policies)))})\n"
     ax.set_title(f"{where}social dilemma: {verdict_text}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
@@ -294,7 +297,8 @@ def schelling_cli(
     directory.mkdir(parents=True, exist_ok=True)
     stem = file_stem(diagram.env_id, diagram.env_kwargs) + policy_stem({"cooperator": cooperator, "defector": defector})
     csv_path = write_csv(diagram, directory / f"{stem}.csv")
-    png_path = plot(diagram, directory / f"{stem}.png")
+    given = ", ".join(f"{role}: {spec}" for role, spec in (("cooperator", cooperator), ("defector", defector)) if spec is not None)
+    png_path = plot(diagram, directory / f"{stem}.png", given)
     print(format_diagram(diagram))
     print(f"\nwrote {csv_path} and {png_path}")
     return 0

@@ -143,3 +143,20 @@ def test_background_cooperators_eat_in_the_scenario():
 
     result = run_scenario("Cleanup-v0/cooperator", "bot:defector", episodes=1)
     assert result.background_per_capita.estimate > 0.0
+
+
+@pytest.mark.slow
+def test_cleaning_foragers_reach_more_welfare_than_defectors():
+    """All-cooperator Cleanup (they clean and eat) beats all-defector Cleanup, where the river silts up."""
+    from motivegym.experiments.evaluation import episode_keys, rollout_batch, summarize
+    from motivegym.reward_layers import reward_layer
+
+    env, params = make_jax("Cleanup-v0")
+    welfare = {}
+    for role in ("cooperator", "defector"):
+        bot = make_bot("Cleanup-v0", role, env, params)
+        stats = rollout_batch(
+            env, params, (reward_layer("private"),), bot, env.max_episode_steps(params), bot.init(env, params), episode_keys(0, 2)
+        )
+        welfare[role] = summarize(stats)["welfare"]
+    assert welfare["cooperator"] > 2 * welfare["defector"]
