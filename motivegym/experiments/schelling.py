@@ -167,7 +167,8 @@ def schelling_diagram(
     spec = get_spec(env_id)
     env, params = make_jax(spec.id, **env_kwargs)
     if cooperator is None or defector is None:
-        missing = [role for role in ROLES if role not in bot_roles(spec.id) and {"cooperator": cooperator, "defector": defector}[role] is None]
+        given = {"cooperator": cooperator, "defector": defector}
+        missing = [role for role in ROLES if given[role] is None and role not in bot_roles(spec.id)]
         if missing:
             raise ValueError(f"{spec.id} has no scripted {' or '.join(missing)} bot; pass the policies explicitly")
         cooperator = cooperator or make_bot(spec.id, "cooperator", env, params)
