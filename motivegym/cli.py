@@ -195,7 +195,7 @@ def command_docs(args: argparse.Namespace) -> int:
 def command_schelling(args: argparse.Namespace) -> int:
     from motivegym.experiments.schelling import schelling_cli
 
-    return schelling_cli(args.env, args.out, args.episodes, args.seed, parse_env_kwargs(args.env_kwarg))
+    return schelling_cli(args.env, args.out, args.episodes, args.seed, parse_env_kwargs(args.env_kwarg), args.cooperator, args.defector)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -319,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--episodes", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--env-kwarg", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
+    for role in ("cooperator", "defector"):
+        p.add_argument(
+            f"--{role}", default=None, help=f"policy spec of the {role} (default bot:{role}), e.g. oracle:nash, constant:0.5; names the files"
+        )
     p.set_defaults(func=command_schelling)
 
     p = sub.add_parser("crafter-score", help="Crafter score and per-achievement success rates of a run directory, per agent and team, CIs over seeds")

@@ -23,7 +23,10 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
   forager that tags ``GridForager(restraint=0, tag=True)`` (the scripted equilibrium's selfish strategy);
   under ``preset="ssd"`` (pass ``view_encoding="onehot"``) the greedy forager does not tag, since SSD's beam
   removes nobody and only costs (−1 to fire, −50 to the hit agent);
-* Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags (not under ``preset="ssd"``);
+* Cleanup: cleaning forager ``CleaningForager()`` (cleans the river while the stretch it sees is dirty, eats
+  otherwise; its docstring states the switching rule) / — / greedy forager that tags (not under
+  ``preset="ssd"``); ``make_river_cleaners(env, params)`` is the former cooperator, every agent a river
+  cleaner ``GridForager(cleaners=n)`` that never eats (as in ``dilemma_strength``'s Cleanup profiles);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).
@@ -41,7 +44,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from motivegym.baselines.heuristics import CoinChaser, GridForager, per_agent
+from motivegym.baselines.heuristics import CleaningForager, CoinChaser, GridForager, per_agent
 from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
 from motivegym.core.env import FunctionalEnv
 
@@ -187,8 +190,15 @@ def check_discrete(env: FunctionalEnv, policy: str) -> None:
         raise ValueError(f"{env.name}: the {policy} bot needs discrete actions, got action_kind={env.action_kind!r}")
 
 
-def _every_agent_cleans(env: FunctionalEnv, params: Any) -> Policy:
+def make_river_cleaners(env: FunctionalEnv, params: Any) -> Policy:
+    """Cleanup's former ``cooperator``: every agent cleans the river and never eats (a pure public-good provider,
+    which earns 0 whatever the others do; kept for comparison, e.g. ``schelling_diagram(..., cooperator=…)``)."""
     return GridForager(cleaners=env.n_agents(params))
+
+
+def _cleaning_forager(env: FunctionalEnv, params: Any) -> Policy:
+    """Cleanup's cooperator: cleans while the river it sees is dirty and eats otherwise (:class:`CleaningForager`)."""
+    return CleaningForager()
 
 
 def _greedy_forager(env: FunctionalEnv, params: Any) -> Policy:
@@ -219,7 +229,7 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
         "cooperator": lambda env, params: GridForager(restraint=4),
         "defector": _greedy_forager,
     },
-    "Cleanup": {"cooperator": _every_agent_cleans, "defector": _greedy_forager},
+    "Cleanup": {"cooperator": _cleaning_forager, "defector": _greedy_forager},
     "CoinGame": {
         "cooperator": lambda env, params: CoinChaser(own_only=True),
         "defector": lambda env, params: CoinChaser(own_only=False),

@@ -20,6 +20,8 @@ policy state, so a profile in which one agent plays differently (a unilateral de
   SSD's beam shapes (centre lane ``1..length`` ahead, side lanes ``0..length−1``) and tracks whether SSD's
   view is turned over (SSD shows east/west-facing agents a window whose top row lies behind them); see
   :meth:`GridForager.ssd_call`.
+* ``CleaningForager`` (Cleanup's cooperator): a ``GridForager`` whose agents each switch between cleaning the
+  river and eating, by the waste fraction of the river in their own view and a step budget per mode.
 * ``CoinChaser`` (CoinGame): shortest torus move towards the coin; ``own_only=True`` only chases
   coins of the agent's own colour and waits (noop) otherwise.
 * ``KeyPasser`` (KeyDoorGift): fetch the key, open the own door, drop the key there and step away
@@ -185,6 +187,87 @@ class GridForager(Policy):
         intents = jax.vmap(one)(jax.random.split(key, n), upright, state["restraint"], state["tag"], state["clean"])
         new_state = {**state, "ssd_flipped": flipped, "ssd_last_intent": intents, "ssd_prev_static": static}
         return state["ssd_actions"][intents], new_state
+
+
+#: the fewest river cells (clean or polluted) a view must show before :class:`CleaningForager` judges the river by it
+MIN_RIVER_CELLS = 9
+
+
+@dataclasses.dataclass(frozen=True)
+class CleaningForager(GridForager):
+    """Cleanup cooperator that cleans **and** eats: each agent switches between a cleaning and an eating mode
+    by what its own view shows and how long it has been in the mode (Hughes et al. 2018's cooperators and
+    Melting Pot ``clean_up``'s cleaning bots both clean the river and harvest the orchard).
+
+    Per agent, from its own observation only (``w`` = waste cells, ``r`` = river cells, clean or polluted, in
+    the view; the river is *in view* when ``r ≥ MIN_RIVER_CELLS``; ``t`` = steps since the last switch):
+
+    * **cleaning** (the ``cleaners`` behaviour of :class:`GridForager`: walk to the nearest visible waste, fire the
+      clean beam once waste is in reach, head for the river when none is visible) → **eating** when the river is
+      in view and ``w / r ≤ clean_fraction`` (the stretch it sees is clean), or when ``t ≥ clean_steps`` (a
+      cleaner that cannot keep up alone still eats);
+    * **eating** (greedy forager, ``restraint`` 0 by default: walk to the nearest visible apple) → **cleaning**
+      when the river is in view and ``w / r ≥ dirty_fraction``, or when ``t ≥ eat_steps`` (it goes back to check
+      the river it cannot see from the orchard).
+
+    Every agent starts cleaning. The rule depends on the river, never on what the others do, so it cooperates
+    unconditionally (the ``cooperator`` role). It never tags unless ``tag`` is set. ``restraint``, ``tag`` and
+    ``epsilon`` act as in :class:`GridForager` (``cleaners`` is the mode here and must stay 0); works under
+    ``preset="ssd"`` (with ``view_encoding="onehot"``) like the forager."""
+
+    clean_fraction: float = 0.0
+    dirty_fraction: float = 0.2
+    clean_steps: int = 100
+    eat_steps: int = 100
+
+    @property
+    def name(self) -> str:
+        return (
+            f"cleaning_forager(clean_fraction={self.clean_fraction}, dirty_fraction={self.dirty_fraction}, "
+            f"clean_steps={self.clean_steps}, eat_steps={self.eat_steps})"
+        )
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        if self.cleaners != 0:
+            raise ValueError(f"CleaningForager picks each agent's mode itself; cleaners must be 0, got {self.cleaners!r}")
+        if "waste" not in tuple(env.channel_names):
+            raise ValueError(f"{env.name}: the cleaning forager needs an env with waste (Cleanup)")
+        if not 0.0 <= self.clean_fraction < self.dirty_fraction <= 1.0:
+            raise ValueError(
+                f"need 0 <= clean_fraction < dirty_fraction <= 1, got clean_fraction={self.clean_fraction}, "
+                f"dirty_fraction={self.dirty_fraction}"
+            )
+        if self.clean_steps < 1 or self.eat_steps < 1:
+            raise ValueError(f"clean_steps and eat_steps must be >= 1, got {self.clean_steps}, {self.eat_steps}")
+        state = super().init(env, params)
+        n = env.n_agents(params)
+        state["clean"] = jnp.ones(n, bool)  # everybody starts in the cleaning mode
+        state["mode_steps"] = jnp.zeros(n, jnp.int32)
+        state["mode_limits"] = jnp.asarray([self.clean_steps, self.eat_steps], jnp.int32)
+        state["mode_fractions"] = jnp.asarray([self.clean_fraction, self.dirty_fraction], jnp.float32)
+        return state
+
+    def __call__(self, key, obs, state):
+        cleaning, steps = next_mode(obs, state)
+        actions, new_state = super().__call__(key, obs, {**state, "clean": cleaning})
+        return actions, {**new_state, "clean": cleaning, "mode_steps": steps}
+
+
+def next_mode(obs: Array, state: PolicyState) -> tuple[Array, Array]:
+    """``(cleaning [n] bool, steps in that mode [n])`` of :class:`CleaningForager` after reading ``obs``."""
+    n, (rows, cols) = obs.shape[0], state["d"].shape
+    channels = obs.shape[1] // (rows * cols)  # the default preset appends one removed flag per row
+    views = obs[:, : rows * cols * channels].reshape(n, rows * cols, channels) > 0.5
+    waste = jnp.sum(views[..., state["channels"][1]], axis=1)
+    river = waste + jnp.sum(views[..., state["channels"][2]], axis=1)
+    fraction = waste / jnp.maximum(river, 1)
+    river_in_view = river >= MIN_RIVER_CELLS
+    cleaning, steps = state["clean"], state["mode_steps"] + 1
+    (clean_limit, eat_limit), (clean_fraction, dirty_fraction) = state["mode_limits"], state["mode_fractions"]
+    stop_cleaning = cleaning & ((river_in_view & (fraction <= clean_fraction)) | (steps >= clean_limit))
+    start_cleaning = ~cleaning & ((river_in_view & (fraction >= dirty_fraction)) | (steps >= eat_limit))
+    switch = stop_cleaning | start_cleaning
+    return cleaning ^ switch, jnp.where(switch, 0, steps)
 
 
 #: the env action names each intended action (default vocabulary, index = intent) may go by, first match wins

@@ -36,6 +36,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -137,21 +138,37 @@ def all_of(verdicts: Sequence[str]) -> str:
     return NO if NO in verdicts else (UNCLEAR if UNCLEAR in verdicts else YES)
 
 
+def role_policy(spec: str | Policy, env_id: str, env: Any, params: Any) -> tuple[Policy, Any, str]:
+    """``(policy, state, name)`` of a role's policy: a :class:`Policy` or a spec string as ``motivegym scenario``
+    takes it (``bot:<role>``, ``constant:<level>``, ``oracle:<name>``, ``checkpoint:FILE`` …); an oracle is solved
+    for ``env``/``params`` (its selfish oracles, e.g. ``oracle:nash``, do not depend on a reward layer)."""
+    from motivegym.experiments.scenarios import resolve_population
+
+    policy, state, batched = resolve_population(spec, env_id, env, params)
+    if batched:
+        raise ValueError(f"a Schelling role needs one policy, got a population of checkpoint seeds: {spec!r}")
+    name = spec if isinstance(spec, str) and not spec.startswith("bot:") else policy.name
+    return policy, state, name
+
+
 def schelling_diagram(
     env_id: str,
     episodes: int = 32,
     seed: int = 0,
-    cooperator: Policy | None = None,
-    defector: Policy | None = None,
+    cooperator: Policy | str | None = None,
+    defector: Policy | str | None = None,
     **env_kwargs: Any,
 ) -> SchellingDiagram:
     """Roll every profile for ``episodes`` episodes (one jitted call) and collect the focal returns.
 
-    ``cooperator``/``defector`` default to the env's scripted bots (``make_bot``)."""
+    ``cooperator``/``defector`` default to the env's scripted bots (``make_bot``); either may be a
+    :class:`Policy` or a policy spec (:func:`role_policy`), e.g. ``defector="oracle:nash"`` for a graded
+    defector that plays the env's selfish equilibrium instead of the bot's extreme."""
     spec = get_spec(env_id)
     env, params = make_jax(spec.id, **env_kwargs)
     if cooperator is None or defector is None:
-        missing = [role for role in ROLES if role not in bot_roles(spec.id)]
+        given = {"cooperator": cooperator, "defector": defector}
+        missing = [role for role in ROLES if given[role] is None and role not in bot_roles(spec.id)]
         if missing:
             raise ValueError(f"{spec.id} has no scripted {' or '.join(missing)} bot; pass the policies explicitly")
         cooperator = cooperator or make_bot(spec.id, "cooperator", env, params)
@@ -162,8 +179,10 @@ def schelling_diagram(
     wanted = {(role, k, i): profile_roles(n, k, i, role == "cooperator") for role in ROLES for k in range(n) for i in range(n)}
     distinct = sorted(set(wanted.values()))
     index = {roles: row for row, roles in enumerate(distinct)}
+    (cooperator, cooperator_state, cooperator_name), (defector, defector_state, defector_name) = (
+        role_policy(policy, spec.id, env, params) for policy in (cooperator, defector)
+    )
     mix = Mixed(cooperator, defector)  # "focal" slots of Mixed = the cooperating slots
-    cooperator_state, defector_state = cooperator.init(env, params), defector.init(env, params)
     states = [Mixed.init_states(np.asarray(roles), cooperator_state, defector_state) for roles in distinct]
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
     keys = episode_keys(seed, episodes)
@@ -174,7 +193,7 @@ def schelling_diagram(
         returns[role][k] += payoff_returns[index[roles], :, focal] / n
     return SchellingDiagram(
         env_id=spec.id, n_agents=n, episodes=episodes, seed=seed, env_kwargs=dict(env_kwargs),
-        policies={"cooperator": cooperator.name, "defector": defector.name}, returns=returns,
+        policies={"cooperator": cooperator_name, "defector": defector_name}, returns=returns,
     )  # fmt: skip
 
 
@@ -225,8 +244,9 @@ def write_csv(diagram: SchellingDiagram, path: Path) -> Path:
     return path
 
 
-def plot(diagram: SchellingDiagram, path: Path) -> Path:
-    """Two lines (cooperator, defector) with 95% bands against the number of other cooperators."""
+def plot(diagram: SchellingDiagram, path: Path, policies: str = "") -> Path:
+    """Two lines (cooperator, defector) with 95% bands against the number of other cooperators; ``policies``
+    (e.g. ``"defector: oracle:nash"``) is added to the title."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -247,6 +267,8 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
     verdict_text = diagram.conditions()["social dilemma"]
     kwargs = ", ".join(f"{k}={v!r}" for k, v in diagram.env_kwargs.items())
     where = f"{diagram.env_id} ({kwargs})\n" if kwargs else f"{diagram.env_id}: "  # long kwargs: the verdict on a line of its own
+    if policies:
+        where = f"{diagram.env_id} ({', '.join(filter(None, (kwargs, policies)))})\n"
     ax.set_title(f"{where}social dilemma: {verdict_text}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
@@ -256,18 +278,28 @@ def plot(diagram: SchellingDiagram, path: Path) -> Path:
     return path
 
 
-def schelling_cli(env_id: str, out: str, episodes: int, seed: int, env_kwargs: dict[str, Any]) -> int:
-    """``motivegym schelling``: print the table and verdict, write ``OUT/STEM.csv`` and ``.png`` (:func:`file_stem`)."""
+def policy_stem(roles: dict[str, str | None]) -> str:
+    """``_ROLE-SPEC`` per role given a policy spec (``_defector-oracle-nash``); characters other than letters,
+    digits, ``.`` and ``-`` become ``-``, so the default bots' file names stay as they are."""
+    return "".join(f"_{role}-{re.sub(r'[^A-Za-z0-9.-]+', '-', spec)}" for role, spec in roles.items() if spec is not None)
+
+
+def schelling_cli(
+    env_id: str, out: str, episodes: int, seed: int, env_kwargs: dict[str, Any], cooperator: str | None = None, defector: str | None = None
+) -> int:
+    """``motivegym schelling``: print the table and verdict, write ``OUT/STEM.csv`` and ``.png`` (:func:`file_stem`,
+    then :func:`policy_stem` for roles given as policy specs)."""
     try:
-        diagram = schelling_diagram(env_id, episodes=episodes, seed=seed, **env_kwargs)
+        diagram = schelling_diagram(env_id, episodes=episodes, seed=seed, cooperator=cooperator, defector=defector, **env_kwargs)
     except ValueError as error:
         print(f"motivegym: error: {error}", file=sys.stderr)
         return 2
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
-    stem = file_stem(diagram.env_id, diagram.env_kwargs)
+    stem = file_stem(diagram.env_id, diagram.env_kwargs) + policy_stem({"cooperator": cooperator, "defector": defector})
     csv_path = write_csv(diagram, directory / f"{stem}.csv")
-    png_path = plot(diagram, directory / f"{stem}.png")
+    given = ", ".join(f"{role}: {spec}" for role, spec in (("cooperator", cooperator), ("defector", defector)) if spec is not None)
+    png_path = plot(diagram, directory / f"{stem}.png", given)
     print(format_diagram(diagram))
     print(f"\nwrote {csv_path} and {png_path}")
     return 0

@@ -94,3 +94,21 @@ def test_policies_can_be_passed_explicitly():
     diagram = schelling_diagram("PrisonersDilemma-v0", episodes=1, cooperator=FixedAction(1), defector=FixedAction(0), max_steps=2)
     assert diagram.policies == {"cooperator": "action:1", "defector": "action:0"}
     assert float(diagram.returns["cooperator"][1][0]) == 2.0  # both "cooperators" defect: P = 1 per round
+
+
+def test_a_graded_defector_given_as_a_policy_spec_names_the_files(tmp_path, capsys):
+    """TeamProduction's all-or-nothing pair is no dilemma; a defector playing the selfish (Nash) efforts
+    shirks only partly and gains from it, and the spec goes into the title line and the file names."""
+    argv = ["schelling", "TeamProduction-v0", "--out", str(tmp_path), "--episodes", "1", "--env-kwarg", "max_steps=4"]
+    assert main(argv + ["--defector", "oracle:nash"]) == 0
+    out = capsys.readouterr().out
+    assert "defector: oracle:nash" in out and "greed (k >= 1.5): yes" in out
+    assert (tmp_path / "schelling_TeamProduction-v0_max_steps-4_defector-oracle-nash.csv").exists()
+    assert main(argv) == 0
+    assert "greed (k >= 1.5): no" in capsys.readouterr().out
+
+
+
+def test_an_unknown_policy_spec_is_refused(tmp_path, capsys):
+    assert main(["schelling", "PrisonersDilemma-v0", "--out", str(tmp_path), "--defector", "nonsense"]) == 2
+    assert "unknown policy 'nonsense'" in capsys.readouterr().err
