@@ -77,3 +77,20 @@ PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
         ),
     ),
 }
+
+PARAM_SPECS["CoopMining"] = {
+    "max_steps": integer(1),
+    "iron_reward": real(0.0),
+    "gold_reward": real(0.0),
+    "iron_regrowth_prob": real(0.0, 1.0),
+    "gold_regrowth_prob": real(0.0, 1.0),
+    "gold_miners": integer(1, note="at most n_agents"),
+    "gold_window": integer(1),
+    "mine_cooldown": integer(1),
+    "mine_beam_length": integer(1),
+    "layout": layout(),
+    "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+    "view_ahead": integer(0),
+    "view_behind": integer(0),
+    "view_side": integer(0),
+}
