@@ -263,3 +263,23 @@ def test_renders():
     assert lines[4] == "#2g...#"
     image = env.render_rgb(state, params)
     assert image.shape == (40, 56, 3) and image.dtype == np.uint8
+
+
+def bot_actions(policy, env, params, state):
+    obs = env.observe(state, params)
+    actions, _ = policy(jax.random.PRNGKey(0), obs, policy.init(env, params))
+    return np.asarray(actions)
+
+
+def test_cooperator_mines_gold_and_defector_mines_iron():
+    from motivegym.baselines.mining_bots import OreMiner
+
+    env, params = small_env()
+    gold, iron = OreMiner(gold=True, epsilon=0.0), OreMiner(gold=False, epsilon=0.0)
+    state = placed(env, params, [[1, 1], [2, 1], [3, 1]], [E, E, E], ore={(1, 3): GOLD, (2, 2): IRON, (3, 3): GOLD_PARTIAL})
+    np.testing.assert_array_equal(bot_actions(gold, env, params, state)[[0, 2]], [MINE, MINE])
+    assert bot_actions(gold, env, params, state)[1] != MINE  # iron ahead: the gold miner does not take it
+    assert bot_actions(iron, env, params, state)[1] == MINE and bot_actions(iron, env, params, state)[0] != MINE
+    waiting = dataclasses.replace(state, cooldown=jnp.array([3, 3, 3], jnp.int32))
+    assert bot_actions(gold, env, params, waiting)[0] == NOOP  # beam not ready: it waits facing the gold
+    assert "CoopMining" in __import__("motivegym.baselines.bots", fromlist=["BOT_TABLE"]).BOT_TABLE

@@ -266,3 +266,20 @@ def test_renders():
     lines = env.render_text(state, params).splitlines()
     assert lines[2:5] == ["#0R   #", "#  B G#", "#1 O 2#"]
     assert env.render_rgb(state, params).shape == (40, 56, 3)
+
+
+def test_cooperator_eats_green_and_blue_defector_only_red():
+    from motivegym.baselines.bots import make_bot
+    from motivegym.baselines.mining_bots import MushroomEater
+
+    env, params = small_env()
+    cooperator, defector = MushroomEater(kinds=(2, 3), epsilon=0.0), MushroomEater(kinds=(1,), epsilon=0.0)
+    state = placed(env, params, [[2, 2], [1, 5], [3, 5]], [N, E, E], {(1, 2): GREEN, (2, 3): RED, (2, 1): ORANGE})
+
+    def act(policy):
+        actions, _ = policy(jax.random.PRNGKey(0), env.observe(state, params), policy.init(env, params))
+        return int(actions[0])
+
+    assert act(cooperator) == FORWARD  # onto the green one ahead
+    assert act(defector) == 4  # step right, onto the red one
+    assert isinstance(make_bot("Mushrooms-v0", "defector", env, params), MushroomEater)
