@@ -243,6 +243,7 @@ def test_seeds_same_key_same_trajectory_under_jit_and_vmap():
     assert obs.min() >= 0.0 and obs.max() <= 1.0
 
 
+@pytest.mark.slow  # ~70 s of compilation on the shared 2-core machine
 def test_gymnasium_and_pettingzoo_doors_play_the_make_jax_game():
     kwargs = {"max_steps": 6}
     actions = np.random.default_rng(1).integers(0, 8, (6, 5))
