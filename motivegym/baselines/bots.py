@@ -29,7 +29,12 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
   cleaner ``GridForager(cleaners=n)`` that never eats (as in ``dilemma_strength``'s Cleanup profiles);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
-  a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).
+  a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin);
+* CoopMining: gold miner ``OreMiner(gold=True)`` (the stag: mines gold, joins partly mined gold, re-mines its gold
+  while waiting for a partner) / — / iron miner ``OreMiner(gold=False)`` (the hare);
+* Mushrooms: ``MushroomEater(kinds=(2, 3))`` (eats green and blue, whose payoff goes to all / to the others) / — /
+  ``MushroomEater(kinds=(1,))`` (eats only red, all payoff to itself); neither eats orange or zaps
+  (``motivegym/baselines/mining_bots.py``).
 
 Bots are ordinary joint policies (:class:`motivegym.baselines.policies.Policy`): they emit every agent's
 action; a scenario keeps the background slots' actions only.
@@ -45,6 +50,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.baselines.heuristics import CleaningForager, CoinChaser, GridForager, per_agent
+from motivegym.baselines.mining_bots import MushroomEater, OreMiner
 from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
 from motivegym.core.env import FunctionalEnv
 
@@ -237,6 +243,11 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
     "CoinGameJaxMARL": {
         "cooperator": lambda env, params: JaxMARLCoinChaser(own_only=True),
         "defector": lambda env, params: JaxMARLCoinChaser(own_only=False),
+    },
+    "CoopMining": {"cooperator": lambda env, params: OreMiner(gold=True), "defector": lambda env, params: OreMiner(gold=False)},
+    "Mushrooms": {
+        "cooperator": lambda env, params: MushroomEater(kinds=(2, 3)),
+        "defector": lambda env, params: MushroomEater(kinds=(1,)),
     },
 }
 COOPETITION_BOTS: dict[str, Callable[[FunctionalEnv, Any], Policy]] = {

@@ -4,7 +4,9 @@ from motivegym.core.registry import EnvSpec, register
 from motivegym.envs.spatial.cleanup import Cleanup
 from motivegym.envs.spatial.coin_game import CoinGame
 from motivegym.envs.spatial.coin_game_jaxmarl import CoinGameJaxMARL
+from motivegym.envs.spatial.coop_mining import CoopMining
 from motivegym.envs.spatial.harvest import Harvest
+from motivegym.envs.spatial.mushrooms import Mushrooms
 
 #: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
 SPATIAL_ENVS = [
@@ -12,6 +14,8 @@ SPATIAL_ENVS = [
     (Cleanup, "public good (river cleaning)"),
     (CoinGame, "sequential prisoner's dilemma"),
     (CoinGameJaxMARL, "sequential prisoner's dilemma"),
+    (CoopMining, "spatial stag hunt (joint gold mining)"),
+    (Mushrooms, "collective action with externalities (mushroom eating)"),
 ]
 
 for _cls, _mechanism in SPATIAL_ENVS:

@@ -77,3 +77,41 @@ PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
         ),
     ),
 }
+
+PARAM_SPECS["CoopMining"] = {
+    "max_steps": integer(1),
+    "iron_reward": real(0.0),
+    "gold_reward": real(0.0),
+    "iron_regrowth_prob": real(0.0, 1.0),
+    "gold_regrowth_prob": real(0.0, 1.0),
+    "gold_miners": integer(1, note="at most n_agents"),
+    "gold_window": integer(1),
+    "mine_cooldown": integer(1),
+    "mine_beam_length": integer(1),
+    "layout": layout(),
+    "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+    "view_ahead": integer(0),
+    "view_behind": integer(0),
+    "view_side": integer(0),
+}
+
+PARAM_SPECS["Mushrooms"] = {
+    "max_steps": integer(1),
+    "mushroom_rewards": real_array((4,), note="total payoff of eating red, green, blue, orange (routing fixed per kind)"),
+    "digestion_steps": real_array((4,), 0.0, note="whole steps the eater cannot move or turn, per kind"),
+    "spores": real_array((4,), 0.0, 3.0, note="regrowth draws per eaten mushroom, per kind"),
+    "regrowth_probs": real_array((4, 4), 0.0, 1.0, note="row: kind eaten; column: kind a spore grows"),
+    "perish_steps": real_array((4,), 1.0, note="steps an uneaten mushroom lasts, per kind"),
+    "orange_destroys_red": real(0.0, 1.0),
+    "zap_freeze_steps": integer(0),
+    "zap_timeout": integer(1),
+    "sanction_recovery": integer(1),
+    "zap_cooldown": integer(1),
+    "zap_beam_length": integer(1),
+    "zap_beam_width": BEAM_WIDTH,
+    "layout": layout(),
+    "n_agents": integer(2, note="at most the layout's floor cells"),
+    "view_ahead": integer(0),
+    "view_behind": integer(0),
+    "view_side": integer(0),
+}
