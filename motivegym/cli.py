@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from motivegym.llm_cli import add_llm_commands
+from motivegym.llm_cli import add_llm_commands, add_oni_command
 
 
 def parse_env_kwargs(pairs: list[str]) -> dict:
@@ -320,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=command_docs)
 
     add_llm_commands(sub, parse_env_kwargs)
+    add_oni_command(sub, parse_env_kwargs)
     return parser
 
 

@@ -478,3 +478,109 @@ class LearnedReward(RewardLayer):
 def learned_reward(path: str | Path, coef: float = 1.0) -> LearnedReward:
     """A :class:`LearnedReward` from a model ``.npz`` written by :meth:`RewardModel.save`."""
     return LearnedReward(RewardModel.load(path), coef)
+
+
+# ----- 5. a reward model carried in the layer state (ONI: swapped between updates without recompiling) -----
+def model_params(model: RewardModel) -> dict[str, Any]:
+    """The arrays of ``model`` as a pytree (``layers``, ``input_mean``, ``input_std``, ``output_mean``, ``output_std``)."""
+    return {
+        "layers": [jnp.asarray(a) for a in model.layers],
+        "input_mean": jnp.asarray(model.input_mean[0]),
+        "input_std": jnp.asarray(model.input_std[0]),
+        "output_mean": jnp.float32(model.output_mean),
+        "output_std": jnp.float32(model.output_std),
+    }
+
+
+def empty_model_params(input_size: int, hidden_sizes: tuple[int, ...]) -> dict[str, Any]:
+    """Parameters of the shape :func:`distill` returns for ``hidden_sizes``, all weights zero: every score is ``0``."""
+    sizes = (input_size, *hidden_sizes, 1)
+    layers = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        layers += [jnp.zeros((fan_in, fan_out), jnp.float32), jnp.zeros(fan_out, jnp.float32)]
+    return {
+        "layers": layers,
+        "input_mean": jnp.zeros(input_size, jnp.float32),
+        "input_std": jnp.ones(input_size, jnp.float32),
+        "output_mean": jnp.float32(0.0),
+        "output_std": jnp.float32(1.0),
+    }
+
+
+def normalized_score_of(params: dict[str, Any], features: Array) -> Array:
+    """:meth:`RewardModel.normalized_score` with the arrays given as a pytree (traced, not static)."""
+    raw = mlp_score(params["layers"], (features - params["input_mean"]) / params["input_std"])
+    return (raw - params["output_mean"]) / params["output_std"]
+
+
+#: the key under which :class:`SwappableLearnedReward` keeps its model in its layer state
+MODEL_KEY = "reward_model"
+
+
+@dataclasses.dataclass(frozen=True)
+class SwappableLearnedReward(RewardLayer):
+    """``r_i = coef · (f_θ(next_obs_i) − μ_f) / σ_f`` like :class:`LearnedReward`, but ``θ`` (and ``μ_f, σ_f``,
+    the input statistics) live in the **layer state**, not in the layer.
+
+    A training loop can therefore replace the model between jitted updates (:func:`swap_reward_model`)
+    without recompiling: the state is an argument of the update. ``θ`` starts at zero (``r = 0``) until the
+    first model is swapped in; ``state["version"]`` counts the swaps. Used by ONI-style online feedback
+    (:mod:`motivegym.experiments.oni`); the layer itself never trains.
+    """
+
+    input_size: int
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    coef: float = 1.0
+    name: str = "online_learned"
+
+    def __post_init__(self):
+        if not (isinstance(self.input_size, int) and self.input_size >= 1):
+            raise ValueError(f"{self.name}: input_size must be a positive int, got {self.input_size!r}")
+        if not all(isinstance(h, int) and h >= 1 for h in self.hidden_sizes):
+            raise ValueError(f"{self.name}: hidden_sizes must be positive ints, got {self.hidden_sizes!r}")
+
+    def init(self, key: Array, spec) -> dict[str, Any]:
+        if spec.obs_size != self.input_size:
+            raise ValueError(f"{self.name}: the reward model reads observations of size {self.input_size}, the env gives {spec.obs_size}")
+        return {MODEL_KEY: empty_model_params(self.input_size, self.hidden_sizes), "version": jnp.int32(0)}
+
+    def apply(self, state, transition: Transition):
+        next_obs = transition.next_obs.astype(jnp.float32)
+        if next_obs.shape[-1] != self.input_size:
+            raise ValueError(f"{self.name}: the reward model expects observations of size {self.input_size}, the env gives {next_obs.shape[-1]}")
+        rewards = self.coef * normalized_score_of(state[MODEL_KEY], next_obs)
+        return state, rewards, {"learned": rewards}
+
+
+def swap_reward_model(layer_states: Any, model: RewardModel, version: int) -> Any:
+    """``layer_states`` with the model of every :class:`SwappableLearnedReward` state in it replaced by ``model``
+    (broadcast over leading batch axes, e.g. one copy per env) and its ``version`` set.
+
+    Shapes and dtypes stay the same, so a jitted update taking ``layer_states`` does not recompile; a model of
+    another shape (other hidden sizes or input size) is a ``ValueError``, and so is a tree without such a state."""
+    new = model_params(model)
+    found = []
+
+    def is_layer_state(node: Any) -> bool:
+        return isinstance(node, dict) and MODEL_KEY in node and "version" in node
+
+    def replace(node: Any) -> Any:
+        if not is_layer_state(node):
+            return node
+        old_leaves, old_tree = jax.tree.flatten(node[MODEL_KEY])
+        new_leaves, new_tree = jax.tree.flatten(new)
+        if old_tree != new_tree:
+            raise ValueError(f"the new reward model has another structure ({len(new['layers']) // 2} layers) than the layer's ({len(node[MODEL_KEY]['layers']) // 2})")
+        batch = jnp.shape(node["version"])
+        leaves = []
+        for old, value in zip(old_leaves, new_leaves):
+            if tuple(old.shape) != tuple(batch) + tuple(jnp.shape(value)):
+                raise ValueError(f"the new reward model's array of shape {jnp.shape(value)} does not fit the layer's {tuple(old.shape[len(batch):])}")
+            leaves.append(jnp.broadcast_to(jnp.asarray(value, old.dtype), old.shape))
+        found.append(True)
+        return {**node, MODEL_KEY: jax.tree.unflatten(old_tree, leaves), "version": jnp.full(batch, version, jnp.int32)}
+
+    swapped = jax.tree.map(replace, layer_states, is_leaf=is_layer_state)
+    if not found:
+        raise ValueError("no SwappableLearnedReward state found in the layer states (is the layer part of the reward?)")
+    return swapped

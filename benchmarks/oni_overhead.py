@@ -1,0 +1,82 @@
+"""What ONI-style online LLM feedback costs the learner: PPO throughput with the feedback worker on vs off.
+
+One process, one env, the same PPO program (the reward always includes the swappable model; with the
+worker off it stays zero). The LLM is ``examples/llm_server.py`` on loopback with ``--delay`` seconds per
+answer (default 0.2: a slow model), so the annotator is busy for the whole run and the reward-model
+learner distills in between. Runs alternate off/on ``--repeats`` times; throughput counts env steps
+after the first update (which compiles). Target: on ≥ 90 % of off.
+
+    python benchmarks/oni_overhead.py                       # TrustDilemma-v0, 16 envs × 128 steps, 40 updates
+    python benchmarks/oni_overhead.py --updates 100 --delay 0.5
+
+Prints one line per run and the ratio of the medians; record it in benchmarks/README.md with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+from pathlib import Path
+
+
+def toy_server(delay: float):
+    """``examples/llm_server.py`` serving on a free loopback port (daemon thread); ``(server, base URL)``."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "llm_server.py"
+    spec = importlib.util.spec_from_file_location("motivegym_toy_llm_server", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.serve(port=0, delay=delay)
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="TrustDilemma-v0")
+    parser.add_argument("--param", action="append", default=["max_steps=20"], help="env parameter NAME=VALUE")
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--num-steps", type=int, default=128)
+    parser.add_argument("--updates", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds the toy server waits before each answer")
+    parser.add_argument("--states-per-update", type=int, default=4)
+    args = parser.parse_args(argv)
+
+    import jax
+
+    import motivegym
+    from motivegym.baselines.ppo import PPOConfig
+    from motivegym.cli import parse_env_kwargs
+    from motivegym.experiments.oni import ONIConfig, train_oni
+    from motivegym.reward_layers.llm import LLMClient
+
+    env, params = motivegym.make_jax(args.env, **parse_env_kwargs(args.param))
+    ppo = PPOConfig(total_steps=args.updates * args.num_envs * args.num_steps, num_envs=args.num_envs, num_steps=args.num_steps)
+    config = ONIConfig(states_per_update=args.states_per_update, min_labels=16, distill_every=16)
+    server, url = toy_server(args.delay)
+    print(f"{args.env}: {ppo.num_updates} updates × {args.num_envs} envs × {args.num_steps} steps; toy LLM server delay {args.delay} s; "
+          f"{jax.devices()[0].platform} ({jax.device_count()} device(s))")  # fmt: skip
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    try:
+        for repeat in range(args.repeats):
+            for feedback in (False, True):
+                client = LLMClient(url, "toy", timeout=60, max_workers=4) if feedback else None
+                result = train_oni(env, params, client, ppo, config, "private", seed=repeat, feedback=feedback)
+                rate = result.steady_steps_per_s
+                rates[feedback].append(rate)
+                extra = ""
+                if feedback:
+                    s = result.stats
+                    extra = (f"; {s.labels} labels, {s.distills} models distilled, {len(result.swaps)} swaps, "
+                             f"{s.dropped} snapshots dropped, {result.compiles} compile(s)")  # fmt: skip
+                print(f"  repeat {repeat} worker {'on ' if feedback else 'off'}: {rate:,.0f} env-steps/s (first update {result.first_update_s:.1f} s){extra}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    off, on = statistics.median(rates[False]), statistics.median(rates[True])
+    print(f"median: off {off:,.0f} env-steps/s, on {on:,.0f} env-steps/s, on/off = {on / off:.3f} (target >= 0.90)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
