@@ -25,8 +25,9 @@ An error in a worker thread (an unreachable server, an error status after the re
 re-raised in the learner at its next update as :class:`ONIWorkerError` naming the cause; the threads
 are stopped and joined (each within ``join_timeout_s``) whether training ends or fails.
 
-``first_model_by_update=k`` makes the learner wait (at most ``first_model_timeout_s``) at update ``k``
-until the first model is in; by default it never waits.
+``first_model_by_update=k`` makes the learner hand over what it collected and wait (at most
+``first_model_timeout_s``) at update ``k`` until the first model is in; by default it never waits. It
+needs ``k · states_per_update − 1 ≥ min_labels`` (each state is paired at most once), else ``ValueError``.
 """
 
 from __future__ import annotations
@@ -206,12 +207,12 @@ class FeedbackWorker:
                 state = jax.tree.map(lambda x, k=k: x[k], states)
                 items.append((caption(self.env, state, self.params), observations[k]))
             pairs = []
-            for item in items:
+            for item in items:  # partner: a recent state (earlier ones of this snapshot included) with another caption
                 partners = [other for other in pool if other[0] != item[0]]
                 if partners:
                     partner = partners[int(self._rng.integers(len(partners)))]
                     pairs.append((partner, item) if self._rng.random() < 0.5 else (item, partner))
-            pool = (pool + items)[-self.config.pool_size :]
+                pool = (pool + [item])[-self.config.pool_size :]
             if not pairs or self._stop.is_set():
                 continue
             labels = annotate_pairs([(a[0], b[0]) for a, b in pairs], self.client, self.labels_path, self.config.objective)
@@ -240,7 +241,7 @@ class FeedbackWorker:
             with jax.default_device(cpu):
                 result = distill(
                     obs_a, obs_b, [label for _, _, label in rows], hidden_sizes=self.config.hidden_sizes,
-                    steps=self.config.distill_steps, heldout_fraction=self.config.heldout_fraction, seed=self.config.seed,
+                    steps=self.config.distill_steps, heldout_fraction=self.config.heldout_fraction, seed=self.config.seed, pad_to_bucket=True,
                 )  # fmt: skip
             with self._lock:
                 self._model = (self._model[0] + 1, result.model)
@@ -298,6 +299,15 @@ def train_oni(
 
     if feedback and client is None:
         raise ValueError("train_oni needs an LLMClient when feedback=True")
+    if feedback and config.first_model_by_update is not None:
+        states = config.first_model_by_update * min(config.states_per_update, ppo_config.num_envs)
+        if states - 1 < config.min_labels:
+            raise ValueError(
+                f"first_model_by_update={config.first_model_by_update} would wait for {config.min_labels} labels (min_labels) but at most "
+                f"{max(states - 1, 0)} pairs can be formed from the {states} states collected by then (states_per_update × updates)"
+            )
+    if feedback and config.first_model_by_update is not None and config.first_model_by_update >= ppo_config.num_updates:
+        raise ValueError(f"first_model_by_update={config.first_model_by_update} is not below the number of updates ({ppo_config.num_updates})")
     obs_size = env.observation_size(params)
     reward, _ = oni_reward(base_reward, obs_size, config)
     algo = MultiAgentPPO(env, params, reward, ppo_config)
@@ -320,6 +330,9 @@ def train_oni(
         for update in range(ppo_config.num_updates):
             if worker is not None:
                 if config.first_model_by_update is not None and update == config.first_model_by_update and version == 0:
+                    if pending is not None:  # everything collected so far goes to the annotator before waiting
+                        worker.submit(*jax.device_get(pending))
+                        pending = None
                     worker.wait_for_model(config.first_model_timeout_s)
                 worker.check()
                 latest, model = worker.latest_model()

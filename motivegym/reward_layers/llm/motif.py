@@ -20,6 +20,7 @@ rows (Motif normalises its reward the same way).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -319,10 +320,37 @@ def mlp_score(params: Sequence[Array], x: Array) -> Array:
     return (x @ weights[-1] + biases[-1])[..., 0]
 
 
-def bradley_terry_loss(score_a: Array, score_b: Array, target: Array) -> Array:
-    """``−mean[y log σ(s_B − s_A) + (1 − y) log σ(s_A − s_B)]`` (Motif Eq. 1)."""
+def bradley_terry_loss(score_a: Array, score_b: Array, target: Array, weights: Array | None = None) -> Array:
+    """``−mean[y log σ(s_B − s_A) + (1 − y) log σ(s_A − s_B)]`` (Motif Eq. 1); with ``weights`` the weighted mean
+    (``0`` for padding rows)."""
     margin = score_b - score_a
-    return -jnp.mean(target * jax.nn.log_sigmoid(margin) + (1.0 - target) * jax.nn.log_sigmoid(-margin))
+    terms = target * jax.nn.log_sigmoid(margin) + (1.0 - target) * jax.nn.log_sigmoid(-margin)
+    if weights is None:
+        return -jnp.mean(terms)
+    return -jnp.sum(weights * terms) / jnp.maximum(jnp.sum(weights), 1.0)
+
+
+@functools.partial(jax.jit, static_argnames=("steps", "learning_rate", "weight_decay"))
+def fit_bradley_terry(params, train_a: Array, train_b: Array, targets: Array, weights: Array | None, steps: int, learning_rate: float, weight_decay: float):
+    """Full-batch AdamW on :func:`bradley_terry_loss` of state scores ``mean_rows f(x)``; ``(params, last loss)``.
+
+    Module-level and jitted: a caller that keeps the shapes (e.g. pads to a bucket) compiles it once."""
+    optimizer = optax.adamw(learning_rate, weight_decay=weight_decay)
+
+    def state_score(params, rows):
+        return jnp.mean(mlp_score(params, rows), axis=-1)
+
+    def loss_fn(params):
+        return bradley_terry_loss(state_score(params, train_a), state_score(params, train_b), targets, weights)
+
+    def update(carry, _):
+        params, opt_state = carry
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), loss
+
+    (params, _), losses = jax.lax.scan(update, (params, optimizer.init(params)), None, length=steps)
+    return params, losses[-1]
 
 
 def agreement(score_a: np.ndarray, score_b: np.ndarray, labels: np.ndarray) -> float:
@@ -367,11 +395,14 @@ def distill(
     heldout_fraction: float = 0.2,
     seed: int = 0,
     text_dim: int = DEFAULT_DIM,
+    pad_to_bucket: bool = False,
 ) -> DistillResult:
     """Fit a :class:`RewardModel` to preference ``labels`` with the Bradley-Terry loss (full-batch AdamW).
 
     A state's score is the mean of ``f`` over its rows (agents). ``heldout_fraction`` of the labelled
     pairs (shuffled by ``seed``) are kept out of training and scored for ``heldout_agreement``.
+    ``pad_to_bucket``: pad the training pairs with zero-weight rows to the next power of two, so repeated
+    calls with growing label sets (ONI) reuse a few compiled fits instead of compiling one per call.
     """
     if feature_kind not in FEATURE_KINDS:
         raise ValueError(f"feature_kind must be one of {FEATURE_KINDS}, got {feature_kind!r}")
@@ -394,31 +425,19 @@ def distill(
     train_rows = np.concatenate([rows_a[train], rows_b[train]]).reshape(-1, rows_a.shape[-1])
     input_mean = train_rows.mean(axis=0)
     input_std = np.maximum(train_rows.std(axis=0), 1e-6)
-    targets = jnp.asarray([LABEL_TARGET[int(label)] for label in labels_array[train]], jnp.float32)
+    targets = np.asarray([LABEL_TARGET[int(label)] for label in labels_array[train]], np.float32)
     normalize = lambda x: (x - input_mean) / input_std  # noqa: E731
-    train_a, train_b = jnp.asarray(normalize(rows_a[train])), jnp.asarray(normalize(rows_b[train]))
-
-    def state_score(params, rows):
-        return jnp.mean(mlp_score(params, rows), axis=-1)
-
-    def loss_fn(params):
-        return bradley_terry_loss(state_score(params, train_a), state_score(params, train_b), targets)
-
-    optimizer = optax.adamw(learning_rate, weight_decay=weight_decay)
+    train_a, train_b = normalize(rows_a[train]).astype(np.float32), normalize(rows_b[train]).astype(np.float32)
+    weights = None
+    if pad_to_bucket:
+        size = 1 << max(len(train) - 1, 0).bit_length()
+        pad = lambda x: np.concatenate([x, np.zeros((size - len(x),) + x.shape[1:], x.dtype)])  # noqa: E731
+        weights = jnp.asarray(pad(np.ones(len(train), np.float32)))
+        train_a, train_b, targets = pad(train_a), pad(train_b), pad(targets)
     params = mlp_init(jax.random.PRNGKey(seed), (rows_a.shape[-1], *hidden_sizes, 1))
-
-    @jax.jit
-    def fit(params):
-        def update(carry, _):
-            params, opt_state = carry
-            loss, grads = jax.value_and_grad(loss_fn)(params)
-            updates, opt_state = optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), loss
-
-        (params, _), losses = jax.lax.scan(update, (params, optimizer.init(params)), None, length=steps)
-        return params, losses[-1]
-
-    params, final_loss = fit(params)
+    params, final_loss = fit_bradley_terry(
+        params, jnp.asarray(train_a), jnp.asarray(train_b), jnp.asarray(targets), weights, steps=steps, learning_rate=learning_rate, weight_decay=weight_decay
+    )
     raw = np.asarray(mlp_score(params, jnp.asarray(normalize(train_rows))))
     model = RewardModel(
         FrozenArrays([np.asarray(p) for p in params]),
