@@ -1,4 +1,4 @@
-"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | docs``."""
+"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | docs | llm … | oni``."""
 
 from __future__ import annotations
 

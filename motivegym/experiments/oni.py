@@ -259,6 +259,7 @@ class ONIResult:
     model: RewardModel | None
     wall_s: float  # all updates, the first one's compilation included
     first_update_s: float  # the first update (compilation included)
+    steady_cpu_s: float  # CPU time of the whole process (all threads) after the first update
     env_steps: int
     compiles: int  # compiled versions of the jitted update (1: swapping never recompiled)
 
@@ -320,7 +321,7 @@ def train_oni(
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     runner = init_jit(jax.random.PRNGKey(seed), 0)
     jax.block_until_ready(runner)
-    pieces, swaps, version, first_update_s = [], [], 0, 0.0
+    pieces, swaps, version, first_update_s, first_update_cpu = [], [], 0, 0.0, time.process_time()
     start = time.perf_counter()
     bar = tqdm(total=ppo_config.num_updates, desc=f"oni {env.name}", unit="update", disable=not progress)
     try:
@@ -344,7 +345,7 @@ def train_oni(
             pieces.append(metrics)
             if update == 0:  # the first call compiles: time it apart (steady throughput excludes it)
                 jax.block_until_ready(runner)
-                first_update_s = time.perf_counter() - start
+                first_update_s, first_update_cpu = time.perf_counter() - start, time.process_time()
             if worker is not None:
                 if pending is not None:
                     worker.submit(*jax.device_get(pending))
@@ -361,10 +362,11 @@ def train_oni(
         if worker is not None:
             worker.close()
     wall = time.perf_counter() - start
+    steady_cpu_s = time.process_time() - first_update_cpu
     stacked = jax.tree.map(lambda *parts: np.concatenate([np.asarray(p) for p in parts], axis=0), *pieces)
     model = worker.latest_model()[1] if worker is not None else None
     result = ONIResult(
-        runner, stacked, worker.stats if worker is not None else None, swaps, model, wall, first_update_s,
+        runner, stacked, worker.stats if worker is not None else None, swaps, model, wall, first_update_s, steady_cpu_s,
         ppo_config.num_updates * num_envs * ppo_config.num_steps, update_jit._cache_size(),
     )  # fmt: skip
     if out_dir is not None:
