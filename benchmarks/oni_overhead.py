@@ -1,7 +1,7 @@
 """What ONI-style online LLM feedback costs the learner: PPO throughput with the feedback worker on vs off.
 
 One process, one env, the same PPO program (the reward always includes the swappable model; with the
-worker off it stays zero). The LLM is ``examples/llm_server.py`` on loopback with ``--delay`` seconds per
+worker off it stays zero). The LLM is ``examples/llm_server.py`` on loopback (its own process) with ``--delay`` seconds per
 answer (default 0.2: a slow model), so the annotator is busy for the whole run and the reward-model
 learner distills in between. Runs alternate off/on ``--repeats`` times; throughput counts env steps
 after the first update (which compiles). Target: on ≥ 90 % of off. It also prints the process's CPU time
@@ -19,19 +19,34 @@ Prints one line per run and the ratio of the medians; record it in benchmarks/RE
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import socket
 import statistics
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 
 def toy_server(delay: float):
-    """``examples/llm_server.py`` serving on a free loopback port (daemon thread); ``(server, base URL)``."""
-    path = Path(__file__).resolve().parents[1] / "examples" / "llm_server.py"
-    spec = importlib.util.spec_from_file_location("motivegym_toy_llm_server", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server = module.serve(port=0, delay=delay)
-    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    """``examples/llm_server.py --delay`` in its own process on a free loopback port (as a real LLM server would be:
+    its request handling must not count against the learner's process); ``(process, base URL)``."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    script = Path(__file__).resolve().parents[1] / "examples" / "llm_server.py"
+    process = subprocess.Popen([sys.executable, str(script), "--port", str(port), "--delay", str(delay)], stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/models", timeout=1).read()
+            return process, url
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"the toy LLM server did not start on port {port}") from None
+            time.sleep(0.1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  repeat {repeat} worker {'on ' if feedback else 'off'}: {rate:,.0f} env-steps/s, {cpu_per_k:.3f} process CPU-s per 1k env-steps "
                       f"(first update {result.first_update_s:.1f} s){extra}")  # fmt: skip
     finally:
-        server.shutdown()
-        server.server_close()
+        server.terminate()
+        server.wait(timeout=30)
     off, on = statistics.median(rates[False]), statistics.median(rates[True])
     print(f"median: off {off:,.0f} env-steps/s, on {on:,.0f} env-steps/s, on/off = {on / off:.3f} (target >= 0.90)")
     cpu_off, cpu_on = statistics.median(cpu[False]), statistics.median(cpu[True])

@@ -320,6 +320,9 @@ def mlp_score(params: Sequence[Array], x: Array) -> Array:
     return (x @ weights[-1] + biases[-1])[..., 0]
 
 
+_jitted_mlp_score = jax.jit(lambda params, x: mlp_score(params, x))
+
+
 def bradley_terry_loss(score_a: Array, score_b: Array, target: Array, weights: Array | None = None) -> Array:
     """``−mean[y log σ(s_B − s_A) + (1 − y) log σ(s_A − s_B)]`` (Motif Eq. 1); with ``weights`` the weighted mean
     (``0`` for padding rows)."""
@@ -438,7 +441,16 @@ def distill(
     params, final_loss = fit_bradley_terry(
         params, jnp.asarray(train_a), jnp.asarray(train_b), jnp.asarray(targets), weights, steps=steps, learning_rate=learning_rate, weight_decay=weight_decay
     )
-    raw = np.asarray(mlp_score(params, jnp.asarray(normalize(train_rows))))
+
+    def scores(normalized: np.ndarray) -> np.ndarray:
+        """``f`` of normalised rows; with ``pad_to_bucket`` jitted on rows padded to a power of two (no new compilation per size)."""
+        if not pad_to_bucket:
+            return np.asarray(mlp_score(params, jnp.asarray(normalized)))
+        size = 1 << max(len(normalized) - 1, 0).bit_length()
+        padded = np.concatenate([normalized, np.zeros((size - len(normalized),) + normalized.shape[1:], np.float32)])
+        return np.asarray(_jitted_mlp_score(params, jnp.asarray(padded, jnp.float32)))[: len(normalized)]
+
+    raw = scores(normalize(train_rows))
     model = RewardModel(
         FrozenArrays([np.asarray(p) for p in params]),
         FrozenArrays([input_mean]),
@@ -452,8 +464,11 @@ def distill(
     def split_agreement(index):
         if len(index) == 0:
             return float("nan")
-        a = np.asarray(model.raw_score(jnp.asarray(rows_a[index]))).mean(-1)
-        b = np.asarray(model.raw_score(jnp.asarray(rows_b[index]))).mean(-1)
+        if pad_to_bucket:
+            a, b = scores(normalize(rows_a[index])).mean(-1), scores(normalize(rows_b[index])).mean(-1)
+        else:
+            a = np.asarray(model.raw_score(jnp.asarray(rows_a[index]))).mean(-1)
+            b = np.asarray(model.raw_score(jnp.asarray(rows_b[index]))).mean(-1)
         return agreement(a, b, labels_array[index])
 
     return DistillResult(model, split_agreement(train), split_agreement(heldout), float(final_loss), len(train), len(heldout), int((~keep).sum()))
