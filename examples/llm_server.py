@@ -9,7 +9,11 @@ It is not a language model: it reads the prompts motivegym sends and answers by 
   (``--prefer-key``, default ``mean_trust``); ``tie`` when equal or absent;
 * reward-code prompts (Eureka): one of a few fixed reward functions, chosen by the request's ``seed``;
 * judge prompts: ``Score: 10 · <key>`` of the episode's final caption (clipped to [0, 10]);
-* goal prompts (ELLM): two fixed goals about the key.
+* goal prompts (ELLM): two fixed goals about the key;
+* progress-function prompts (Sarukkai et al. 2024): a fixed progress function for KeyDoorGift (key held,
+  own door open), for other envs the observation's last entry clipped to [0, 1].
+
+``--delay s`` waits ``s`` seconds before every answer (a slow model, e.g. for ``motivegym oni``).
 
 Endpoints: ``POST /v1/chat/completions`` and ``GET /v1/models``. Standard library only.
 """
@@ -22,6 +26,7 @@ import re
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -30,6 +35,16 @@ REWARD_CODES = (
     "def reward(obs, actions, payoffs, next_obs, info):\n    return payoffs / 100.0 + info[\"mean_trust\"]\n",
     "def reward(obs, actions, payoffs, next_obs, info):\n    team = jnp.mean(payoffs)\n    return (0.5 * payoffs + 0.5 * team) / 100.0 + 0.5 * info[\"mean_trust\"]\n",
 )
+
+#: KeyDoorGift-v0's observation: a [7, 7, 8] grid flattened (channel 4: key on the floor, 5: self), then
+#: holding-the-key, own-door-open and t/max_steps
+KEY_DOOR_PROGRESS = """def progress(obs, info):
+    on_key = jnp.sum(obs[:, 4:-3:8] * obs[:, 5:-3:8], axis=1)
+    holding = obs[:, -3]
+    own_door_open = obs[:, -2]
+    return jnp.clip(0.25 * on_key + 0.5 * holding + own_door_open, 0.0, 1.0)
+"""
+GENERIC_PROGRESS = "def progress(obs, info):\n    return jnp.clip(obs[:, -1], 0.0, 1.0)\n"
 
 
 def value_of(key: str, text: str) -> float | None:
@@ -47,6 +62,9 @@ def answer(payload: dict, key: str) -> str:
             return f"Both situations have the same {key}.\nAnswer: tie"
         better = 1 if first > second else 2
         return f"Situation {better} has the higher {key}.\nAnswer: {better}"
+    if "def progress(obs, info)" in prompt:
+        code = KEY_DOOR_PROGRESS if "Environment: KeyDoorGift" in prompt else GENERIC_PROGRESS
+        return f"Progress grows as the task advances.\n```python\n{code}```"
     if "def reward(" in prompt:
         code = REWARD_CODES[int(payload.get("seed") or 0) % len(REWARD_CODES)]
         return f"This reward balances payoff and {key}.\n```python\n{code}```"
@@ -60,7 +78,7 @@ def answer(payload: dict, key: str) -> str:
     return "This toy server only answers motivegym's prompts."
 
 
-def make_handler(key: str):
+def make_handler(key: str, delay: float = 0.0):
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -84,6 +102,8 @@ def make_handler(key: str):
             try:
                 payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 content = answer(payload, key)
+                if delay:
+                    time.sleep(delay)
             except (ValueError, KeyError, IndexError, TypeError) as error:
                 return self.send_json(400, {"error": f"bad request: {error}"})
             self.send_json(200, {"object": "chat.completion", "model": payload.get("model", "toy"), "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
@@ -91,9 +111,9 @@ def make_handler(key: str):
     return Handler
 
 
-def serve(port: int = 8000, key: str = "mean_trust", host: str = "127.0.0.1") -> ThreadingHTTPServer:
-    """A started server (in a daemon thread); ``server.shutdown()`` stops it."""
-    server = ThreadingHTTPServer((host, port), make_handler(key))
+def serve(port: int = 8000, key: str = "mean_trust", host: str = "127.0.0.1", delay: float = 0.0) -> ThreadingHTTPServer:
+    """A started server (in a daemon thread); ``server.shutdown()`` stops it. ``delay``: seconds before every answer."""
+    server = ThreadingHTTPServer((host, port), make_handler(key, delay))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -130,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--prefer-key", default="mean_trust", help="caption key whose larger value is preferred / scored")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before every answer (a slow model)")
     parser.add_argument("--demo", action="store_true", help="run annotate → distill → judge → run against a server on a free port")
     parser.add_argument("--out", default=None, help="demo output folder (default: a temporary folder)")
     args = parser.parse_args(argv)
@@ -138,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             return demo(args.out)
         with tempfile.TemporaryDirectory() as folder:
             return demo(folder)
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(args.prefer_key))
+    server = ThreadingHTTPServer((args.host, args.port), make_handler(args.prefer_key, args.delay))
+    server.daemon_threads = True
     print(f"serving a toy OpenAI-compatible API on http://{args.host}:{args.port}/v1 (Ctrl-C stops)")
     try:
         server.serve_forever()

@@ -1,4 +1,5 @@
-"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | intrinsic | docs`` and more (``motivegym --help``)."""
+"""``motivegym list | run | bench | validate | eval | train | sweep | report | schelling | intrinsic | docs | llm … | oni``
+and more (``motivegym --help``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 import numpy as np
 
 from motivegym.core.params import parse_env_kwargs
-from motivegym.llm_cli import add_llm_commands
+from motivegym.llm_cli import add_llm_commands, add_oni_command
 
 
 def command_list(args: argparse.Namespace) -> int:
@@ -338,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=command_docs)
 
     add_llm_commands(sub, parse_env_kwargs)
+    add_oni_command(sub, parse_env_kwargs)
     return parser
 
 

@@ -112,6 +112,20 @@ def command_judge(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_progress(args: argparse.Namespace) -> int:
+    from motivegym.reward_layers.llm.progress import propose_progress_function
+
+    env, params = make_env(args)
+    client = make_client(args, args.cache)
+    layer = propose_progress_function(env, params, client, args.objective, temperature=args.temperature)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(layer.source, encoding="utf-8")
+    print(f"the LLM's progress function passed the whitelist, the bounded sandbox and {args.env}'s sample transitions; wrote {out}")
+    print(f"use it as reward='progress:{out}' (a count bonus 1/sqrt(N) over 20 progress bins in [0, 1]), e.g. --reward 'private+0.1*progress:{out}'")
+    return 0
+
+
 def _guarded(command):
     """LLM and sandbox errors end the command with a message, like ``ValueError`` in ``motivegym.cli.main``."""
 
@@ -182,3 +196,68 @@ def add_llm_commands(subparsers, env_kwargs: Callable[[list[str]], dict]) -> Non
     p.add_argument("--param", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
     add_client_arguments(p, "runs/llm_cache.jsonl")
     p.set_defaults(func=_guarded(command_judge))
+
+    p = sub.add_parser("progress", help="the LLM writes a progress function (Sarukkai et al. 2024) for reward='progress:<file.py>'")
+    p.add_argument("env")
+    p.add_argument("--objective", default=DEFAULT_OBJECTIVE)
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--out", default="runs/progress.py", help="where to write the checked `def progress(obs, info)`")
+    p.add_argument("--param", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
+    add_client_arguments(p, "runs/llm_cache.jsonl")
+    p.set_defaults(func=_guarded(command_progress))
+
+
+def command_oni(args: argparse.Namespace) -> int:
+    from motivegym.baselines.ppo import PPOConfig
+    from motivegym.experiments.oni import ONIConfig, ONIWorkerError, train_oni
+
+    env, params = make_env(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    client = make_client(args, args.cache or out / "llm_cache.jsonl")
+    ppo = PPOConfig(total_steps=int(float(args.steps)), num_envs=args.num_envs, num_steps=args.num_steps, centralized_critic=args.algo == "mappo")
+    config = ONIConfig(
+        objective=args.objective, coef=args.coef, states_per_update=args.states_per_update, min_labels=args.min_labels,
+        distill_every=args.distill_every, distill_steps=args.distill_steps, hidden_sizes=tuple(args.hidden),
+        first_model_by_update=args.first_model_by, seed=args.seed,
+    )  # fmt: skip
+    base = None if args.reward == "none" else args.reward
+    try:
+        result = train_oni(env, params, client, ppo, config, base, seed=args.seed, out_dir=out, progress=True)
+    except ONIWorkerError as error:  # the cause (server error, timeout) is in the message
+        print(f"motivegym: error: {error}", file=sys.stderr)
+        return 2
+    stats = result.stats
+    print(
+        f"trained {result.env_steps:,} env-steps in {result.wall_s:.1f} s (compile included); {stats.labels} labels "
+        f"({stats.pairs_sent} pairs sent, {client.requests_sent} requests, {client.cache_hits} cached, {stats.dropped} snapshots dropped); "
+        f"{stats.distills} reward models distilled, swapped in {len(result.swaps)} times (before updates {result.swaps[:10]}{' …' if len(result.swaps) > 10 else ''})"
+    )
+    print(f"wrote {out / 'summary.json'}" + (f" and {out / 'reward_model.npz'} (use it as reward='learned:{out / 'reward_model.npz'}')" if result.model is not None else ""))
+    return 0
+
+
+def add_oni_command(subparsers, env_kwargs: Callable[[list[str]], dict]) -> None:
+    """Register ``motivegym oni ENV``: PPO with ONI-style online LLM feedback (``motivegym.experiments.oni``)."""
+    p = subparsers.add_parser("oni", help="ONI: PPO while an asynchronous worker labels captions with an LLM and swaps in a distilled reward model")
+    p.set_defaults(env_kwargs=env_kwargs)
+    p.add_argument("env")
+    p.add_argument("--server", dest="base_url", default=None, help="OpenAI-compatible API root (same as --base-url)")
+    p.add_argument("--algo", choices=("ippo", "mappo"), default="ippo")
+    p.add_argument("--reward", default="private", help="base reward layer the online model is added to ('none': the model alone)")
+    p.add_argument("--coef", type=float, default=0.1, help="weight of the online reward model")
+    p.add_argument("--objective", default=DEFAULT_OBJECTIVE)
+    p.add_argument("--steps", default="1e5", help="env steps (summed over parallel envs)")
+    p.add_argument("--num-envs", type=int, default=16)
+    p.add_argument("--num-steps", type=int, default=128)
+    p.add_argument("--states-per-update", type=int, default=4, help="env states sent to the annotator after each update")
+    p.add_argument("--min-labels", type=int, default=32, help="labels before the first distillation")
+    p.add_argument("--distill-every", type=int, default=32, help="new labels between distillations")
+    p.add_argument("--distill-steps", type=int, default=300)
+    p.add_argument("--hidden", type=int, nargs="+", default=[64, 64], help="reward model hidden sizes")
+    p.add_argument("--first-model-by", type=int, default=None, help="wait at this update until the first reward model is in (default: never wait)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/oni", help="folder for summary.json, labels.jsonl, the cache and reward_model.npz")
+    p.add_argument("--param", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")
+    add_client_arguments(p, None)
+    p.set_defaults(func=_guarded(command_oni))

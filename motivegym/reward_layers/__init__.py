@@ -47,6 +47,7 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "learning_progress": lambda arg: _with_coef(LearningProgress, "learning_progress", arg),
     "code": lambda arg: _llm_layer("code", arg, "reward_code", "code_reward_from_file"),
     "learned": lambda arg: _llm_layer("learned", arg, "motif", "learned_reward"),
+    "progress": lambda arg: _llm_layer("progress", arg, "progress", "progress_reward_from_file"),
 }
 
 
@@ -54,7 +55,8 @@ def _llm_layer(name: str, path: str | None, module: str, factory: str) -> Reward
     """``code:<file.py>`` (LLM-written reward code) / ``learned:<model.npz>`` (a distilled Motif model),
     imported lazily so plain use never loads the LLM tooling."""
     if not path:
-        raise ValueError(f"reward layer {name!r} needs a file path, e.g. '{name}:{'reward.py' if name == 'code' else 'reward_model.npz'}'")
+        example = {"code": "reward.py", "progress": "progress.py"}.get(name, "reward_model.npz")
+        raise ValueError(f"reward layer {name!r} needs a file path, e.g. '{name}:{example}'")
     import importlib
 
     return getattr(importlib.import_module(f"motivegym.reward_layers.llm.{module}"), factory)(path)
@@ -116,7 +118,7 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     """A layer from a name (``"private"``, ``"integrated"``, ``"cooperative"``,
     ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``, ``"loyalty"`` / ``"loyalty:<base>"``,
     ``"reciprocity"`` / ``"reciprocity:<base>"``, ``"inequity_aversion"`` / ``"inequity_aversion:α,β,smoothing"``,
-    ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
+    ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, ``"progress:<file.py>"`` (LLM progress function + count bonus), the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
     ``"impact"``, ``"learning_progress"`` with an optional ``:coef``) or a layer object (returned as is).
 
     A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so

@@ -10,6 +10,11 @@ Ollama, or ``examples/llm_server.py`` offline), with an on-disk cache. Four reci
   the loop that evolves it by training is :func:`motivegym.experiments.eureka.evolve`;
 * :mod:`.ellm`: ELLM (Du et al. 2023): goal-similarity bonus, host side (:class:`ELLMRewardWrapper`);
 * :mod:`.judge`: Kwon et al. 2023: an LLM judge of whole episodes (per-episode proxy reward).
+* :mod:`.progress`: Sarukkai et al. 2024: an LLM-written progress function (same whitelist and sandbox as
+  reward code) and a count bonus over discretised progress → :class:`ProgressCountBonus` (``reward="progress:<file.py>"``).
+
+ONI (Zheng et al. 2024) uses :class:`~.motif.SwappableLearnedReward`, a Motif model carried in the layer
+state, so :mod:`motivegym.experiments.oni` can swap models into a running jitted loop.
 """
 
 from motivegym.reward_layers.llm.client import (
@@ -26,11 +31,13 @@ from motivegym.reward_layers.llm.motif import (
     LearnedReward,
     PairDataset,
     RewardModel,
+    SwappableLearnedReward,
     annotate_pairs,
     collect_pairs,
     distill,
     learned_reward,
 )
+from motivegym.reward_layers.llm.progress import ProgressCountBonus, propose_progress_function
 from motivegym.reward_layers.llm.reward_code import (
     CodeReward,
     InvalidRewardCodeError,
@@ -51,7 +58,9 @@ __all__ = [
     "LLMUnavailableError",
     "LearnedReward",
     "PairDataset",
+    "ProgressCountBonus",
     "RewardModel",
+    "SwappableLearnedReward",
     "UnsafeRewardCodeError",
     "annotate_pairs",
     "code_reward_from_file",
@@ -60,6 +69,7 @@ __all__ = [
     "judge_episodes",
     "learned_reward",
     "parse_judgement",
+    "propose_progress_function",
     "propose_goals",
     "validate_reward_code",
 ]

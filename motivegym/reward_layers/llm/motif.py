@@ -20,6 +20,7 @@ rows (Motif normalises its reward the same way).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -319,10 +320,40 @@ def mlp_score(params: Sequence[Array], x: Array) -> Array:
     return (x @ weights[-1] + biases[-1])[..., 0]
 
 
-def bradley_terry_loss(score_a: Array, score_b: Array, target: Array) -> Array:
-    """``−mean[y log σ(s_B − s_A) + (1 − y) log σ(s_A − s_B)]`` (Motif Eq. 1)."""
+_jitted_mlp_score = jax.jit(lambda params, x: mlp_score(params, x))
+
+
+def bradley_terry_loss(score_a: Array, score_b: Array, target: Array, weights: Array | None = None) -> Array:
+    """``−mean[y log σ(s_B − s_A) + (1 − y) log σ(s_A − s_B)]`` (Motif Eq. 1); with ``weights`` the weighted mean
+    (``0`` for padding rows)."""
     margin = score_b - score_a
-    return -jnp.mean(target * jax.nn.log_sigmoid(margin) + (1.0 - target) * jax.nn.log_sigmoid(-margin))
+    terms = target * jax.nn.log_sigmoid(margin) + (1.0 - target) * jax.nn.log_sigmoid(-margin)
+    if weights is None:
+        return -jnp.mean(terms)
+    return -jnp.sum(weights * terms) / jnp.maximum(jnp.sum(weights), 1.0)
+
+
+@functools.partial(jax.jit, static_argnames=("steps", "learning_rate", "weight_decay"))
+def fit_bradley_terry(params, train_a: Array, train_b: Array, targets: Array, weights: Array | None, steps: int, learning_rate: float, weight_decay: float):
+    """Full-batch AdamW on :func:`bradley_terry_loss` of state scores ``mean_rows f(x)``; ``(params, last loss)``.
+
+    Module-level and jitted: a caller that keeps the shapes (e.g. pads to a bucket) compiles it once."""
+    optimizer = optax.adamw(learning_rate, weight_decay=weight_decay)
+
+    def state_score(params, rows):
+        return jnp.mean(mlp_score(params, rows), axis=-1)
+
+    def loss_fn(params):
+        return bradley_terry_loss(state_score(params, train_a), state_score(params, train_b), targets, weights)
+
+    def update(carry, _):
+        params, opt_state = carry
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), loss
+
+    (params, _), losses = jax.lax.scan(update, (params, optimizer.init(params)), None, length=steps)
+    return params, losses[-1]
 
 
 def agreement(score_a: np.ndarray, score_b: np.ndarray, labels: np.ndarray) -> float:
@@ -367,11 +398,14 @@ def distill(
     heldout_fraction: float = 0.2,
     seed: int = 0,
     text_dim: int = DEFAULT_DIM,
+    pad_to_bucket: bool = False,
 ) -> DistillResult:
     """Fit a :class:`RewardModel` to preference ``labels`` with the Bradley-Terry loss (full-batch AdamW).
 
     A state's score is the mean of ``f`` over its rows (agents). ``heldout_fraction`` of the labelled
     pairs (shuffled by ``seed``) are kept out of training and scored for ``heldout_agreement``.
+    ``pad_to_bucket``: pad the training pairs with zero-weight rows to the next power of two, so repeated
+    calls with growing label sets (ONI) reuse a few compiled fits instead of compiling one per call.
     """
     if feature_kind not in FEATURE_KINDS:
         raise ValueError(f"feature_kind must be one of {FEATURE_KINDS}, got {feature_kind!r}")
@@ -394,32 +428,29 @@ def distill(
     train_rows = np.concatenate([rows_a[train], rows_b[train]]).reshape(-1, rows_a.shape[-1])
     input_mean = train_rows.mean(axis=0)
     input_std = np.maximum(train_rows.std(axis=0), 1e-6)
-    targets = jnp.asarray([LABEL_TARGET[int(label)] for label in labels_array[train]], jnp.float32)
+    targets = np.asarray([LABEL_TARGET[int(label)] for label in labels_array[train]], np.float32)
     normalize = lambda x: (x - input_mean) / input_std  # noqa: E731
-    train_a, train_b = jnp.asarray(normalize(rows_a[train])), jnp.asarray(normalize(rows_b[train]))
-
-    def state_score(params, rows):
-        return jnp.mean(mlp_score(params, rows), axis=-1)
-
-    def loss_fn(params):
-        return bradley_terry_loss(state_score(params, train_a), state_score(params, train_b), targets)
-
-    optimizer = optax.adamw(learning_rate, weight_decay=weight_decay)
+    train_a, train_b = normalize(rows_a[train]).astype(np.float32), normalize(rows_b[train]).astype(np.float32)
+    weights = None
+    if pad_to_bucket:
+        size = 1 << max(len(train) - 1, 0).bit_length()
+        pad = lambda x: np.concatenate([x, np.zeros((size - len(x),) + x.shape[1:], x.dtype)])  # noqa: E731
+        weights = jnp.asarray(pad(np.ones(len(train), np.float32)))
+        train_a, train_b, targets = pad(train_a), pad(train_b), pad(targets)
     params = mlp_init(jax.random.PRNGKey(seed), (rows_a.shape[-1], *hidden_sizes, 1))
+    params, final_loss = fit_bradley_terry(
+        params, jnp.asarray(train_a), jnp.asarray(train_b), jnp.asarray(targets), weights, steps=steps, learning_rate=learning_rate, weight_decay=weight_decay
+    )
 
-    @jax.jit
-    def fit(params):
-        def update(carry, _):
-            params, opt_state = carry
-            loss, grads = jax.value_and_grad(loss_fn)(params)
-            updates, opt_state = optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), loss
+    def scores(normalized: np.ndarray) -> np.ndarray:
+        """``f`` of normalised rows; with ``pad_to_bucket`` jitted on rows padded to a power of two (no new compilation per size)."""
+        if not pad_to_bucket:
+            return np.asarray(mlp_score(params, jnp.asarray(normalized)))
+        size = 1 << max(len(normalized) - 1, 0).bit_length()
+        padded = np.concatenate([normalized, np.zeros((size - len(normalized),) + normalized.shape[1:], np.float32)])
+        return np.asarray(_jitted_mlp_score(params, jnp.asarray(padded, jnp.float32)))[: len(normalized)]
 
-        (params, _), losses = jax.lax.scan(update, (params, optimizer.init(params)), None, length=steps)
-        return params, losses[-1]
-
-    params, final_loss = fit(params)
-    raw = np.asarray(mlp_score(params, jnp.asarray(normalize(train_rows))))
+    raw = scores(normalize(train_rows))
     model = RewardModel(
         FrozenArrays([np.asarray(p) for p in params]),
         FrozenArrays([input_mean]),
@@ -433,8 +464,11 @@ def distill(
     def split_agreement(index):
         if len(index) == 0:
             return float("nan")
-        a = np.asarray(model.raw_score(jnp.asarray(rows_a[index]))).mean(-1)
-        b = np.asarray(model.raw_score(jnp.asarray(rows_b[index]))).mean(-1)
+        if pad_to_bucket:
+            a, b = scores(normalize(rows_a[index])).mean(-1), scores(normalize(rows_b[index])).mean(-1)
+        else:
+            a = np.asarray(model.raw_score(jnp.asarray(rows_a[index]))).mean(-1)
+            b = np.asarray(model.raw_score(jnp.asarray(rows_b[index]))).mean(-1)
         return agreement(a, b, labels_array[index])
 
     return DistillResult(model, split_agreement(train), split_agreement(heldout), float(final_loss), len(train), len(heldout), int((~keep).sum()))
@@ -478,3 +512,109 @@ class LearnedReward(RewardLayer):
 def learned_reward(path: str | Path, coef: float = 1.0) -> LearnedReward:
     """A :class:`LearnedReward` from a model ``.npz`` written by :meth:`RewardModel.save`."""
     return LearnedReward(RewardModel.load(path), coef)
+
+
+# ----- 5. a reward model carried in the layer state (ONI: swapped between updates without recompiling) -----
+def model_params(model: RewardModel) -> dict[str, Any]:
+    """The arrays of ``model`` as a pytree (``layers``, ``input_mean``, ``input_std``, ``output_mean``, ``output_std``)."""
+    return {
+        "layers": [jnp.asarray(a) for a in model.layers],
+        "input_mean": jnp.asarray(model.input_mean[0]),
+        "input_std": jnp.asarray(model.input_std[0]),
+        "output_mean": jnp.float32(model.output_mean),
+        "output_std": jnp.float32(model.output_std),
+    }
+
+
+def empty_model_params(input_size: int, hidden_sizes: tuple[int, ...]) -> dict[str, Any]:
+    """Parameters of the shape :func:`distill` returns for ``hidden_sizes``, all weights zero: every score is ``0``."""
+    sizes = (input_size, *hidden_sizes, 1)
+    layers = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        layers += [jnp.zeros((fan_in, fan_out), jnp.float32), jnp.zeros(fan_out, jnp.float32)]
+    return {
+        "layers": layers,
+        "input_mean": jnp.zeros(input_size, jnp.float32),
+        "input_std": jnp.ones(input_size, jnp.float32),
+        "output_mean": jnp.float32(0.0),
+        "output_std": jnp.float32(1.0),
+    }
+
+
+def normalized_score_of(params: dict[str, Any], features: Array) -> Array:
+    """:meth:`RewardModel.normalized_score` with the arrays given as a pytree (traced, not static)."""
+    raw = mlp_score(params["layers"], (features - params["input_mean"]) / params["input_std"])
+    return (raw - params["output_mean"]) / params["output_std"]
+
+
+#: the key under which :class:`SwappableLearnedReward` keeps its model in its layer state
+MODEL_KEY = "reward_model"
+
+
+@dataclasses.dataclass(frozen=True)
+class SwappableLearnedReward(RewardLayer):
+    """``r_i = coef · (f_θ(next_obs_i) − μ_f) / σ_f`` like :class:`LearnedReward`, but ``θ`` (and ``μ_f, σ_f``,
+    the input statistics) live in the **layer state**, not in the layer.
+
+    A training loop can therefore replace the model between jitted updates (:func:`swap_reward_model`)
+    without recompiling: the state is an argument of the update. ``θ`` starts at zero (``r = 0``) until the
+    first model is swapped in; ``state["version"]`` counts the swaps. Used by ONI-style online feedback
+    (:mod:`motivegym.experiments.oni`); the layer itself never trains.
+    """
+
+    input_size: int
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    coef: float = 1.0
+    name: str = "online_learned"
+
+    def __post_init__(self):
+        if not (isinstance(self.input_size, int) and self.input_size >= 1):
+            raise ValueError(f"{self.name}: input_size must be a positive int, got {self.input_size!r}")
+        if not all(isinstance(h, int) and h >= 1 for h in self.hidden_sizes):
+            raise ValueError(f"{self.name}: hidden_sizes must be positive ints, got {self.hidden_sizes!r}")
+
+    def init(self, key: Array, spec) -> dict[str, Any]:
+        if spec.obs_size != self.input_size:
+            raise ValueError(f"{self.name}: the reward model reads observations of size {self.input_size}, the env gives {spec.obs_size}")
+        return {MODEL_KEY: empty_model_params(self.input_size, self.hidden_sizes), "version": jnp.int32(0)}
+
+    def apply(self, state, transition: Transition):
+        next_obs = transition.next_obs.astype(jnp.float32)
+        if next_obs.shape[-1] != self.input_size:
+            raise ValueError(f"{self.name}: the reward model expects observations of size {self.input_size}, the env gives {next_obs.shape[-1]}")
+        rewards = self.coef * normalized_score_of(state[MODEL_KEY], next_obs)
+        return state, rewards, {"learned": rewards}
+
+
+def swap_reward_model(layer_states: Any, model: RewardModel, version: int) -> Any:
+    """``layer_states`` with the model of every :class:`SwappableLearnedReward` state in it replaced by ``model``
+    (broadcast over leading batch axes, e.g. one copy per env) and its ``version`` set.
+
+    Shapes and dtypes stay the same, so a jitted update taking ``layer_states`` does not recompile; a model of
+    another shape (other hidden sizes or input size) is a ``ValueError``, and so is a tree without such a state."""
+    new = model_params(model)
+    found = []
+
+    def is_layer_state(node: Any) -> bool:
+        return isinstance(node, dict) and MODEL_KEY in node and "version" in node
+
+    def replace(node: Any) -> Any:
+        if not is_layer_state(node):
+            return node
+        old_leaves, old_tree = jax.tree.flatten(node[MODEL_KEY])
+        new_leaves, new_tree = jax.tree.flatten(new)
+        if old_tree != new_tree:
+            raise ValueError(f"the new reward model has another structure ({len(new['layers']) // 2} layers) than the layer's ({len(node[MODEL_KEY]['layers']) // 2})")
+        batch = jnp.shape(node["version"])
+        leaves = []
+        for old, value in zip(old_leaves, new_leaves):
+            if tuple(old.shape) != tuple(batch) + tuple(jnp.shape(value)):
+                raise ValueError(f"the new reward model's array of shape {jnp.shape(value)} does not fit the layer's {tuple(old.shape[len(batch):])}")
+            leaves.append(jnp.broadcast_to(jnp.asarray(value, old.dtype), old.shape))
+        found.append(True)
+        return {**node, MODEL_KEY: jax.tree.unflatten(old_tree, leaves), "version": jnp.full(batch, version, jnp.int32)}
+
+    swapped = jax.tree.map(replace, layer_states, is_leaf=is_layer_state)
+    if not found:
+        raise ValueError("no SwappableLearnedReward state found in the layer states (is the layer part of the reward?)")
+    return swapped

@@ -108,8 +108,9 @@ class _Checker:
     (``constants``): arithmetic on two of them would run in Python, unbounded for integers.
     """
 
-    def __init__(self):
-        self.locals: set[str] = set(ARGUMENTS)
+    def __init__(self, arguments: tuple[str, ...] = ARGUMENTS):
+        self.arguments = arguments
+        self.locals: set[str] = set(arguments)
         self.constants: set[str] = set()
 
     def statement(self, node: ast.stmt) -> None:
@@ -187,7 +188,7 @@ class _Checker:
         elif isinstance(node, ast.Name):
             self.name(node)
             if node.id not in self.locals:
-                raise _unsafe(node, f"the name {node.id!r} (only the arguments {', '.join(ARGUMENTS)}, local variables and jnp.<f>)")
+                raise _unsafe(node, f"the name {node.id!r} (only the arguments {', '.join(self.arguments)}, local variables and jnp.<f>)")
         elif isinstance(node, ast.BinOp):
             if not isinstance(node.op, _BIN_OPS):
                 raise _unsafe(node, f"operator {type(node.op).__name__}")
@@ -280,16 +281,19 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
-def extract_code(text: str) -> str:
-    """The reward source in an LLM answer: the first fenced block containing ``def reward``, else the text itself."""
+def extract_code(text: str, function_name: str = "reward") -> str:
+    """The source in an LLM answer: the first fenced block containing ``def <function_name>``, else the text itself."""
     for block in fenced_blocks(text):
-        if "def reward" in block:
+        if f"def {function_name}" in block:
             return block.strip() + "\n"
     return text.strip() + "\n"
 
 
-def check_reward_code(source: str) -> ast.FunctionDef:
-    """Parse and check ``source`` against the whitelist; return the function node."""
+def check_reward_code(source: str, function_name: str = "reward", arguments: tuple[str, ...] = ARGUMENTS) -> ast.FunctionDef:
+    """Parse and check ``source`` against the whitelist; return the function node.
+
+    ``function_name`` / ``arguments``: the one function the code must define (other LLM-written functions,
+    e.g. the progress functions of :mod:`.progress`, reuse the same whitelist)."""
     if not isinstance(source, str):
         raise InvalidRewardCodeError(f"reward code must be a string, got {type(source).__name__}")
     if len(source) > MAX_SOURCE_CHARS:
@@ -305,21 +309,21 @@ def check_reward_code(source: str) -> ast.FunctionDef:
             raise _unsafe(node, "import")
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         kinds = ", ".join(type(n).__name__ for n in tree.body) or "nothing"
-        raise UnsafeRewardCodeError(f"reward code must be exactly one `def reward(...)`, found: {kinds}")
+        raise UnsafeRewardCodeError(f"reward code must be exactly one `def {function_name}(...)`, found: {kinds}")
     function = tree.body[0]
-    if function.name != "reward":
-        raise InvalidRewardCodeError(f"the function must be called 'reward', got {function.name!r}")
+    if function.name != function_name:
+        raise InvalidRewardCodeError(f"the function must be called {function_name!r}, got {function.name!r}")
     if function.decorator_list:
         raise _unsafe(function, "a decorator")
-    arguments = function.args
+    expected, arguments = arguments, function.args
     names = tuple(a.arg for a in arguments.args)
-    if names != ARGUMENTS or arguments.posonlyargs or arguments.kwonlyargs or arguments.vararg or arguments.kwarg or arguments.defaults:
-        raise InvalidRewardCodeError(f"the signature must be exactly `def reward({', '.join(ARGUMENTS)}):`")
+    if names != expected or arguments.posonlyargs or arguments.kwonlyargs or arguments.vararg or arguments.kwarg or arguments.defaults:
+        raise InvalidRewardCodeError(f"the signature must be exactly `def {function_name}({', '.join(expected)}):`")
     if function.returns is not None or any(a.annotation is not None for a in arguments.args):
         raise _unsafe(function, "annotations")
     if not any(isinstance(statement, ast.Return) for statement in function.body):
-        raise InvalidRewardCodeError("reward must end with `return <array of shape [n_agents]>`")
-    checker = _Checker()
+        raise InvalidRewardCodeError(f"{function_name} must end with `return <array of shape [n_agents]>`")
+    checker = _Checker(expected)
     for statement in function.body:
         checker.statement(statement)
     return function
@@ -331,17 +335,17 @@ def _restricted_jnp() -> types.SimpleNamespace:
     return types.SimpleNamespace(**functions, **{c: np.float32(getattr(jnp, c)) for c in ALLOWED_JNP_CONSTANTS})
 
 
-def _function_from(module: ast.Module) -> Callable[..., Array]:
+def _function_from(module: ast.Module, function_name: str = "reward") -> Callable[..., Array]:
     namespace: dict[str, Any] = {"__builtins__": {}, "jnp": _restricted_jnp()}
     exec(compile(module, "<reward_code>", "exec"), namespace)
-    return namespace["reward"]
+    return namespace[function_name]
 
 
 @functools.lru_cache(maxsize=256)
-def compile_reward_code(source: str) -> Callable[..., Array]:
-    """The checked ``reward(obs, actions, payoffs, next_obs, info)`` as a Python function of JAX arrays."""
-    function = check_reward_code(source)
-    return _function_from(ast.Module(body=[function], type_ignores=[]))  # whitelisted AST, empty builtins
+def compile_reward_code(source: str, function_name: str = "reward", arguments: tuple[str, ...] = ARGUMENTS) -> Callable[..., Array]:
+    """The checked ``reward(obs, actions, payoffs, next_obs, info)`` (or ``function_name(*arguments)``) as a Python function of JAX arrays."""
+    function = check_reward_code(source, function_name, arguments)
+    return _function_from(ast.Module(body=[function], type_ignores=[]), function_name)  # whitelisted AST, empty builtins
 
 
 def evaluate_reward(fn: Callable[..., Array], transition: Transition) -> Array:
