@@ -28,14 +28,17 @@ def rollout_policy(policy: str, action_space, rng: np.random.Generator, env=None
     ``checkpoint:<path>`` (the greedy policy of a trained baseline; ``env`` is the Gymnasium env it acts in)."""
     if policy.startswith("checkpoint:"):
         return checkpoint_actor(policy, env, rng)
-    if policy == "random":
-        return lambda: rng.uniform(action_space.low, action_space.high).astype(np.float32)
+    if policy == "random":  # uniform over the space (Box or MultiDiscrete), seeded from rng
+        action_space.seed(int(rng.integers(2**31)))
+        return action_space.sample
     if policy.startswith("constant:"):
+        if not hasattr(action_space, "high"):
+            raise ValueError(f"constant:<level> is a fraction of each endowment and needs continuous actions; this env's actions are {action_space}")
         level = float(policy.split(":", 1)[1])
         if not 0.0 <= level <= 1.0:
-            raise SystemExit(f"constant level must be in [0, 1], got {level}")
+            raise ValueError(f"constant level must be in [0, 1], got {level}")
         return lambda: (level * action_space.high).astype(np.float32)
-    raise SystemExit(f"unknown policy {policy!r}; use 'random', 'constant:<level>' or 'checkpoint:<path>'")
+    raise ValueError(f"unknown policy {policy!r}; use 'random', 'constant:<level>' or 'checkpoint:<path>'")
 
 
 def checkpoint_actor(policy: str, env, rng: np.random.Generator):

@@ -1,7 +1,5 @@
 import json
 
-import pytest
-
 from motivegym.cli import main
 
 
@@ -16,8 +14,18 @@ def test_list_and_run(capsys):
 def test_run_rejects_unknown_parameters(capsys):
     assert main(["run", "TrustDilemma-v0", "--param", "gama=0.3"]) == 2
     assert "did you mean 'gamma'" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["run", "TrustDilemma-v0", "--policy", "greedy"])
+    assert main(["run", "TrustDilemma-v0", "--policy", "greedy"]) == 2
+    assert "unknown policy 'greedy'" in capsys.readouterr().err
+
+
+def test_run_plays_random_actions_on_discrete_envs(capsys):
+    assert main(["run", "KeyDoorGift-v0", "--reward", "private", "--steps", "3", "--seed", "1"]) == 0
+    first = capsys.readouterr().out
+    assert "total payoffs" in first
+    assert main(["run", "KeyDoorGift-v0", "--reward", "private", "--steps", "3", "--seed", "1"]) == 0
+    assert capsys.readouterr().out == first  # seeded
+    assert main(["run", "KeyDoorGift-v0", "--policy", "constant:0.5"]) == 2
+    assert "needs continuous actions" in capsys.readouterr().err
 
 
 def test_bench_runs_a_tiny_measurement(capsys, tmp_path):
