@@ -3,14 +3,12 @@ clean beam and its cooldown, zap removal for 50 frames."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.envs.spatial.cleanup import Cleanup
-from motivegym.envs.spatial.grid import FIRE_CLEAN, FIRE_TAG, NOOP, AgentState
+from motivegym.envs.spatial.cleanup import Cleanup, MeltingPotCleanupState
+from motivegym.envs.spatial.grid import FIRE_CLEAN, FIRE_TAG, NOOP, AgentState, parse_layout
 
 N, E = 0, 1
 ROOM = (
@@ -28,9 +26,14 @@ def params(**overrides):
 
 
 def place(p, pos, orient, waste=None):
-    state, _ = ENV.reset(jax.random.PRNGKey(0), p)
-    agents = AgentState(pos=jnp.asarray(pos, jnp.int32), orient=jnp.asarray(orient, jnp.int32), timeout=jnp.zeros(len(pos), jnp.int32))
-    return dataclasses.replace(state, agents=agents, waste=state.waste if waste is None else waste)
+    """A state with the players at ``pos`` facing ``orient``, timers ready (built directly: no reset to compile)."""
+    layout = parse_layout(p.layout)
+    n = len(pos)
+    agents = AgentState(pos=jnp.asarray(pos, jnp.int32), orient=jnp.asarray(orient, jnp.int32), timeout=jnp.zeros(n, jnp.int32))
+    return MeltingPotCleanupState(
+        agents=agents, apples=jnp.asarray(layout.initial_apples), waste=jnp.asarray(layout.initial_waste) if waste is None else waste,
+        t=jnp.int32(0), zap_cooldown=jnp.zeros(n, jnp.int32), clean_cooldown=jnp.zeros(n, jnp.int32),
+    )  # fmt: skip
 
 
 def run(p, state, actions, steps):
