@@ -121,7 +121,10 @@ class Cleanup(GridDilemma):
       SSD's 9 actions, 15×15 RGB view ``[675]`` values 0..255, SSD's collisions and beams, the clean beam
       stopping at the first waste of each lane, at most one new waste cell a step gated at density 0.4,
       the spawn pass at reset): :meth:`make_ssd_params`, :mod:`motivegym.envs.spatial.ssd_rules`,
-      ``docs/spatial_presets.md``.
+      ``docs/spatial_presets.md``. ``preset="meltingpot"`` gives Melting Pot's ``clean_up`` (21×30 map, 7 players,
+      ``AppleGrow``, ``DirtSpawner`` after 50 steps, zap and clean cooldowns, zaps stopping at the first player, clean
+      beams stopping at the first dirt, removal for 50 frames): :meth:`make_meltingpot_params`, :meth:`meltingpot_step`,
+      :mod:`motivegym.envs.spatial.meltingpot_rules`.
     * **Defaults:** 5 agents on the 14×20 map :data:`CLEANUP_LAYOUT`, ``max_steps=1000``,
       ``waste_spawn_prob=0.01`` (≈ 0.5 new waste cells per step on the 54-cell river),
       ``apple_respawn_prob=0.05``, ``threshold_depletion=0.4``, ``threshold_restoration=0.0``,

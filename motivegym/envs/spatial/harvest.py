@@ -137,6 +137,11 @@ class Harvest(GridDilemma):
       15×15 RGB view ``[675]`` values 0..255, SSD's collisions, beams, −1/−50 beam costs, no removal, 3×3
       regrowth window with ``[0, 0.005, 0.02, 0.05]``): :meth:`make_ssd_params`,
       :mod:`motivegym.envs.spatial.ssd_rules`, ``docs/spatial_presets.md`` (deviations row by row).
+      ``preset="meltingpot"`` gives Melting Pot's ``commons_harvest__open`` (18×24 map, 7 players, regrowth by the exact
+      live-neighbour count 0/1/2/≥3, zaps that stop at the first player with a cooldown, removal timing, apples regrowing
+      under a player eaten at once, ``READY_TO_SHOOT`` as the last observation entry); ``"meltingpot_closed"`` /
+      ``"meltingpot_partnership"`` its ``commons_harvest__closed`` / ``__partnership``: :meth:`make_meltingpot_params`,
+      :meth:`meltingpot_step`, :mod:`motivegym.envs.spatial.meltingpot_rules`.
     * **Defaults:** 5 agents on the 18×30 map :data:`HARVEST_LAYOUT` (108 apple cells, 16 spawn
       points), ``max_steps=1000``, ``regrowth_probs=(0, 0.01, 0.05, 0.1)``, ``regrowth_radius=2``,
       ``tag_timeout=25``, tag beam 3 long × 3 wide, view 9 ahead, 1 behind, 5 each side (11×11).
