@@ -110,7 +110,8 @@ def command_bench(args: argparse.Namespace) -> int:
         motivegym.get_spec(env_id)
     sizes = tuple(int(b) for b in args.batch_sizes.split(","))
     compare = tuple(c for c in args.compare.split(",") if c and c != "none")
-    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json, compare=compare)
+    presets = tuple(args.preset.split(",")) if args.preset else (None,)
+    return bench_cli([motivegym.get_spec(e).id for e in env_ids], args.seconds, sizes, args.json, compare=compare, presets=presets)
 
 
 def command_validate(args: argparse.Namespace) -> int:
@@ -235,6 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--host-devices",
         default="auto",
         help="XLA host (CPU) devices to split batches over: auto (one per core, unless XLA_FLAGS sets it) or N",
+    )
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="comma-separated preset= values to measure one after another, one row each (Harvest/Cleanup: default,ssd,meltingpot)",
     )
     p.set_defaults(func=command_bench)
 

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import jax
 import numpy as np
@@ -42,6 +43,8 @@ class ThroughputRow:
     batched_env_steps_per_s: dict[int, float]
     #: single-env Gymnasium steps/s of the ``--compare`` child processes, by comparison name
     compared_gymnasium_steps_per_s: dict[str, float] = field(default_factory=dict)
+    #: the ``preset=`` keyword the env was made with (``motivegym bench --preset``); None: no keyword
+    preset: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -104,7 +107,7 @@ def sharded_random_rollout(env, params, num_envs: int, num_steps: int, devices: 
     return jax.jit(lambda key: run(jax.random.split(key, len(devices))))
 
 
-def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float) -> float:
+def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float, **env_kwargs: Any) -> float:
     """Env-steps/s of ``num_envs`` vmapped envs stepped in one jitted scan (compile excluded).
 
     Observations are computed (see :func:`motivegym.core.batching.random_rollout`). The batch is
@@ -112,7 +115,7 @@ def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float)
     """
     from motivegym.core.registry import make_jax
 
-    env, params = make_jax(env_id)
+    env, params = make_jax(env_id, **env_kwargs)
     # about 200k env steps per call: dispatch is negligible next to it, and slow envs (CrafterTeam at
     # ~10k env-steps/s) still finish a call in seconds
     num_steps = min(max(16, 200_000 // num_envs), 2000)
@@ -128,14 +131,16 @@ def batched_env_steps_per_second(env_id: str, num_envs: int, min_seconds: float)
     return steps / (time.perf_counter() - start)
 
 
-def gymnasium_rates(env_ids: list[str], seconds: float) -> dict[str, float]:
-    """Single-env Gymnasium steps/s of each env in this process."""
+def gymnasium_rates(env_ids: list[str], seconds: float, **env_kwargs: Any) -> dict[str, float]:
+    """Single-env Gymnasium steps/s of each env in this process (made with ``env_kwargs``)."""
     import gymnasium
 
     import motivegym  # noqa: F401  (registers the envs)
 
     return {
-        e: single_env_steps_per_second(functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True), "gymnasium", seconds)
+        e: single_env_steps_per_second(
+            functools.partial(gymnasium.make, f"motivegym/{e}", disable_env_checker=True, **env_kwargs), "gymnasium", seconds
+        )
         for e in env_ids
     }
 
@@ -147,7 +152,7 @@ COMPARISONS: dict[str, tuple[str, dict[str, str], bool]] = {
 }
 
 
-def child_gymnasium_rates(env_ids: list[str], seconds: float, comparison: str) -> dict[str, float] | None:
+def child_gymnasium_rates(env_ids: list[str], seconds: float, comparison: str, **env_kwargs: Any) -> dict[str, float] | None:
     """:func:`gymnasium_rates` in a child process set up as ``COMPARISONS[comparison]`` says.
 
     None for ``pinned`` where the OS has no CPU affinity (not Linux).
@@ -159,10 +164,13 @@ def child_gymnasium_rates(env_ids: list[str], seconds: float, comparison: str) -
     if pin:
         core = min(os.sched_getaffinity(0))
         preexec = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
-    code = "import json, sys; from motivegym.experiments.throughput import gymnasium_rates; print(json.dumps(gymnasium_rates(sys.argv[1].split(','), float(sys.argv[2]))))"
+    code = (
+        "import json, sys; from motivegym.experiments.throughput import gymnasium_rates; "
+        "print(json.dumps(gymnasium_rates(sys.argv[1].split(','), float(sys.argv[2]), **json.loads(sys.argv[3]))))"
+    )
     env = {k: v for k, v in os.environ.items() if k != "MOTIVEGYM_XLA_DEFAULTS"} | extra_env
     result = subprocess.run(
-        [sys.executable, "-c", code, ",".join(env_ids), str(seconds)],
+        [sys.executable, "-c", code, ",".join(env_ids), str(seconds), json.dumps(env_kwargs)],
         capture_output=True, text=True, check=True, preexec_fn=preexec, env=env,
     )  # fmt: skip
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -174,7 +182,10 @@ def measure(
     batch_sizes: tuple[int, ...] = BATCH_SIZES,
     progress: bool = True,
     compare: tuple[str, ...] = tuple(COMPARISONS),
+    presets: tuple[str | None, ...] = (None,),
 ) -> list[ThroughputRow]:
+    """One row per env and preset (``presets``: the ``preset=`` keywords to measure, None for none), all in this
+    process (plus the ``compare`` child processes)."""
     from tqdm import tqdm
 
     import motivegym
@@ -182,19 +193,21 @@ def measure(
     unknown = sorted(set(compare) - set(COMPARISONS))
     if unknown:
         raise ValueError(f"unknown comparison(s) {unknown}; valid: {sorted(COMPARISONS)}")
-    child_rates = {}
-    for name in compare:
-        rates = child_gymnasium_rates(env_ids, seconds, name)
-        if rates is not None:
-            child_rates[COMPARISONS[name][0]] = rates
     rows = []
-    for env_id in tqdm(env_ids, desc="throughput", disable=not progress):
-        gym_rate = gymnasium_rates([env_id], seconds)[env_id]
-        pz_rate = single_env_steps_per_second(functools.partial(motivegym.parallel_env, env_id), "pettingzoo", seconds)
-        batched = {b: batched_env_steps_per_second(env_id, b, seconds) for b in batch_sizes}
-        env, params = motivegym.make_jax(env_id)
-        compared = {title: rates[env_id] for title, rates in child_rates.items()}
-        rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched, compared))
+    for preset in presets:
+        kwargs = {} if preset is None else {"preset": preset}
+        child_rates = {}
+        for name in compare:
+            rates = child_gymnasium_rates(env_ids, seconds, name, **kwargs)
+            if rates is not None:
+                child_rates[COMPARISONS[name][0]] = rates
+        for env_id in tqdm(env_ids, desc="throughput", disable=not progress):
+            gym_rate = gymnasium_rates([env_id], seconds, **kwargs)[env_id]
+            pz_rate = single_env_steps_per_second(functools.partial(motivegym.parallel_env, env_id, **kwargs), "pettingzoo", seconds)
+            batched = {b: batched_env_steps_per_second(env_id, b, seconds, **kwargs) for b in batch_sizes}
+            env, params = motivegym.make_jax(env_id, **kwargs)
+            compared = {title: rates[env_id] for title, rates in child_rates.items()}
+            rows.append(ThroughputRow(env_id, env.n_agents(params), gym_rate, pz_rate, batched, compared, preset))
     return rows
 
 
@@ -209,7 +222,8 @@ def format_table(rows: list[ThroughputRow]) -> str:
     for r in rows:
         ref = REFERENCE_STEPS_PER_SECOND.get(r.env_id)
         compared = [r.compared_gymnasium_steps_per_s.get(t) for t in titles]
-        cells = [r.env_id, str(r.n_agents), f"{r.gymnasium_steps_per_s:,.0f}"]
+        label = r.env_id if r.preset is None else f"{r.env_id} preset={r.preset}"
+        cells = [label, str(r.n_agents), f"{r.gymnasium_steps_per_s:,.0f}"]
         cells += [f"{c:,.0f}" if c is not None else "–" for c in compared]
         cells += [f"{r.pettingzoo_steps_per_s:,.0f}"]
         cells += [f"{r.batched_env_steps_per_s[b]:,.0f}" for b in sizes]
@@ -230,10 +244,11 @@ def bench_cli(
     batch_sizes: tuple[int, ...],
     json_out: str | None,
     compare: tuple[str, ...] = tuple(COMPARISONS),
+    presets: tuple[str | None, ...] = (None,),
 ) -> int:
     from motivegym.core.cpu_defaults import active_cpu_settings
 
-    rows = measure(env_ids, seconds, batch_sizes, compare=compare)
+    rows = measure(env_ids, seconds, batch_sizes, compare=compare, presets=presets)
     print(
         f"jax {jax.__version__} on {jax.default_backend()} ({len(jax.local_devices())} x {jax.devices()[0].device_kind}), numpy {np.__version__}"
     )

@@ -23,6 +23,12 @@ Observations and info are built from the post-step state.
 5. ``t ← t + 1``, truncation at ``max_steps``.
 
 Reset runs the spawn pass once after placing the agents, as SSD's ``reset`` does.
+
+``rules="meltingpot"`` (set by ``preset="meltingpot"`` and Harvest's ``"meltingpot_closed"`` /
+``"meltingpot_partnership"``) swaps in Melting Pot's substrate rules (:mod:`motivegym.envs.spatial.meltingpot_rules`,
+the step in each env's ``meltingpot_step``): moves one player after another in random order, beams that stop at the
+first player, zap and clean cooldowns, removal for ``tag_timeout = framesTillRespawn + 1`` steps, apples that appear
+under a player are eaten by it, ``READY_TO_SHOOT`` in place of the removed flag.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import numpy as np
 from motivegym.core.env import FunctionalEnv, Info
 from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial import ssd_rules
+from motivegym.envs.spatial import meltingpot_rules, ssd_rules
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     FIRE_TAG,
@@ -61,9 +67,11 @@ from motivegym.envs.spatial.grid import (
     render_text_grid,
     turn,
     validate_layout,
+    view_cells,
     view_centre,
     window_size,
 )
+from motivegym.envs.spatial.meltingpot_maps import MAX_MP_RGB_AGENTS, MP_AVATAR_COLOURS, MP_COLOURS
 from motivegym.envs.spatial.ssd_maps import MAX_SSD_AGENTS, SSD_ACTION_NAMES, SSD_AGENT_COLOURS, SSD_COLOURS
 
 Array = jax.Array
@@ -88,12 +96,16 @@ class GridParams:
     view_side: int = static_field()
     tag_beam_length: int = static_field()
     tag_beam_width: int = static_field()
-    rules: str = static_field()  # "motivegym" (this package's rules) or "ssd" (the Sequential Social Dilemma games')
-    view_encoding: str = static_field()  # "onehot" cell channels or "rgb" (SSD colours, 0..255); rgb needs rules="ssd"
+    rules: str = static_field()  # "motivegym" (this package's), "ssd" (the Sequential Social Dilemma games') or "meltingpot"
+    view_encoding: str = static_field()  # "onehot" cell channels or "rgb" (SSD / Melting Pot colours, 0..255); not with rules="motivegym"
 
 
-#: the names ``preset=`` accepts
+#: the names ``preset=`` accepts in every grid dilemma (an env adds its own: :meth:`GridDilemma.preset_makers`)
 PRESETS = ("default", "ssd")
+#: params stored as int32 (the rest are float32)
+INT_PARAMS = ("max_steps", "tag_timeout", "zap_cooldown", "clean_cooldown", "waste_spawn_delay")
+#: the values of the static ``rules`` param
+RULES = ("motivegym", "ssd", "meltingpot")
 
 
 def grid_params(params_class: type, **values: Any) -> Any:
@@ -103,7 +115,7 @@ def grid_params(params_class: type, **values: Any) -> Any:
     for name, value in values.items():
         if name in static:
             continue
-        dtype = jnp.int32 if name in ("max_steps", "tag_timeout") else jnp.float32
+        dtype = jnp.int32 if name in INT_PARAMS else jnp.float32
         arrays[name] = jnp.asarray(value, dtype)
     return params_class(**arrays, **{k: v for k, v in values.items() if k in static})
 
@@ -143,8 +155,8 @@ class GridDilemma(FunctionalEnv):
             raise ValueError(f"{where}: max_steps must be >= 1, got {int(params.max_steps)}")
         if int(params.tag_timeout) < 1:
             raise ValueError(f"{where}: tag_timeout must be >= 1, got {int(params.tag_timeout)}")
-        if params.rules not in ("motivegym", "ssd"):
-            raise ValueError(f"{where}: rules must be 'motivegym' or 'ssd', got {params.rules!r}")
+        if params.rules not in RULES:
+            raise ValueError(f"{where}: rules must be one of {', '.join(map(repr, RULES))}, got {params.rules!r}")
         if params.view_encoding not in ("onehot", "rgb"):
             raise ValueError(f"{where}: view_encoding must be 'onehot' or 'rgb', got {params.view_encoding!r}")
         if params.rules == "ssd":
@@ -159,24 +171,32 @@ class GridDilemma(FunctionalEnv):
                 width = getattr(params, f"{beam}_beam_width", 3)
                 if width not in (1, 3):
                     raise ValueError(f"{where}: rules='ssd' beams are 1 or 3 lanes wide (SSD update_map_fire), got {beam}_beam_width={width}")
+        elif params.rules == "meltingpot":
+            if params.view_encoding == "rgb" and params.n_agents > MAX_MP_RGB_AGENTS:
+                raise ValueError(f"{where}: rules='meltingpot' with view_encoding='rgb' supports at most {MAX_MP_RGB_AGENTS} agents, got {params.n_agents}")
         elif params.view_encoding == "rgb":
-            raise ValueError(f"{where}: view_encoding='rgb' (SSD's colour view) needs rules='ssd'")
+            raise ValueError(f"{where}: view_encoding='rgb' (SSD's / Melting Pot's colour view) needs rules='ssd' or 'meltingpot'")
 
     def make_ssd_params(self) -> Any:  # pragma: no cover - interface
         """The params of ``preset="ssd"``: the Sequential Social Dilemma games' map and rules."""
         raise NotImplementedError
 
+    def preset_makers(self) -> dict:
+        """``{preset name: params factory}``: ``"default"``, ``"ssd"`` and the env's Melting Pot presets."""
+        return {"default": self.make_params, "ssd": self.make_ssd_params}
+
     def default_params(self, **overrides: Any) -> Any:
-        """Params of ``preset`` (``"default"`` or ``"ssd"``) with overrides; ``layout`` may be a tuple/list of
+        """Params of ``preset`` (see :meth:`preset_makers`) with overrides; ``layout`` may be a tuple/list of
         rows or one multi-line string."""
         preset = overrides.pop("preset", "default")
-        if preset not in PRESETS:
-            raise ValueError(f"{self.name}: preset={preset!r} is invalid: unknown preset; preset must be one of {', '.join(map(repr, PRESETS))}")
+        makers = self.preset_makers()
+        if preset not in makers:
+            raise ValueError(f"{self.name}: preset={preset!r} is invalid: unknown preset; preset must be one of {', '.join(map(repr, makers))}")
         if isinstance(overrides.get("layout"), str):
             overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
         elif "layout" in overrides:
             overrides["layout"] = tuple(overrides["layout"])
-        base = self.make_ssd_params() if preset == "ssd" else self.make_params()
+        base = makers[preset]()
         params = override_params(base, overrides, self.name, extra_valid=("preset",))
         self.validate(params)
         return params
@@ -195,6 +215,9 @@ class GridDilemma(FunctionalEnv):
 
     def is_ssd(self, params: Any) -> bool:
         return params.rules == "ssd"
+
+    def is_meltingpot(self, params: Any) -> bool:
+        return params.rules == "meltingpot"
 
     def action_names(self, params: Any) -> tuple[str, ...]:
         """The names of actions ``0 .. num_actions − 1``: :data:`~motivegym.envs.spatial.grid.ACTION_NAMES`
@@ -232,6 +255,8 @@ class GridDilemma(FunctionalEnv):
 
     # ----- pipeline -----
     def reset(self, key: Array, params: Any) -> tuple[Any, Array]:
+        if self.is_meltingpot(params):
+            return self.meltingpot_reset(key, params)
         layout = self.layout(params)
         agent_key, world_key = jax.random.split(key)
         agents = initial_agents(agent_key, layout.spawn_points, params.n_agents)
@@ -245,6 +270,8 @@ class GridDilemma(FunctionalEnv):
     def step(self, key: Array, state: Any, actions: Array, params: Any):
         if self.is_ssd(params):
             return self.ssd_step(key, state, actions, params)
+        if self.is_meltingpot(params):
+            return self.meltingpot_step(key, state, actions, params)
         layout = self.layout(params)
         walls = jnp.asarray(layout.walls)
         move_key, world_key, respawn_key = jax.random.split(key, 3)
@@ -327,7 +354,7 @@ class GridDilemma(FunctionalEnv):
 
     def observation_bounds(self, params: Any) -> tuple[float, float]:
         """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot map channels, removed flags, positions / map size and ``t / max_steps``.
-        With ``view_encoding="rgb"`` the view holds SSD's colour values, ``[0.0, 255.0]``."""
+        With ``view_encoding="rgb"`` the view holds SSD's / Melting Pot's colour values, ``[0.0, 255.0]``."""
         return (0.0, 255.0) if params.view_encoding == "rgb" else (0.0, 1.0)
 
     def ssd_observe(self, state: Any, params: Any) -> Array:
@@ -351,11 +378,93 @@ class GridDilemma(FunctionalEnv):
         views = ssd_rules.window_views(cells, pos, orient, params.view_side)
         return views.reshape(n, -1).astype(jnp.float32)
 
+    # ----- Melting Pot rules (rules="meltingpot") -----
+    #: index offset of the other players' colours in ``MP_AVATAR_COLOURS`` (clean_up pops the first for "self")
+    meltingpot_colour_offset: ClassVar[int] = 0
+    #: the colour of the observer's own body (``TARGET_SPRITE_SELF``)
+    meltingpot_self_colour: ClassVar[str] = "self"
+
+    def meltingpot_state_class(self) -> type:  # pragma: no cover - interface
+        """The state class under ``rules="meltingpot"`` (the env's state plus cooldown timers)."""
+        raise NotImplementedError
+
+    def meltingpot_timers(self, params: Any) -> dict:
+        """Cooldown timers at reset (all ready): ``zap_cooldown [n]`` (Cleanup adds ``clean_cooldown``)."""
+        return {"zap_cooldown": jnp.zeros(params.n_agents, jnp.int32)}
+
+    def meltingpot_reset(self, key: Array, params: Any) -> tuple[Any, Array]:
+        """Melting Pot's reset: the first two players on the inside spawn points ``Q`` (where the map has them), the
+        others on random ``P`` points (:func:`~motivegym.envs.spatial.meltingpot_rules.initial_agents`), timers ready."""
+        layout = self.layout(params)
+        agent_key, world_key = jax.random.split(key)
+        agents = meltingpot_rules.initial_agents(agent_key, layout.spawn_points, layout.inside_spawn_points, params.n_agents)
+        world = self.initial_world(world_key, layout, params)
+        state = self.meltingpot_state_class()(agents=agents, t=jnp.int32(0), **world, **self.meltingpot_timers(params))
+        return state, self.observe(state, params)
+
+    def meltingpot_step(self, key: Array, state: Any, actions: Array, params: Any):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def meltingpot_move_and_eat(self, key: Array, state: Any, actions: Array, active: Array, apples: Array, params: Any) -> tuple[AgentState, Array, Array]:
+        """``(agents, eaten [n], apples)``: turn, then moves one player after another in random order
+        (:func:`~motivegym.envs.spatial.meltingpot_rules.sequential_moves`); a player entering a cell with an apple
+        eats it (``Edible:onEnter``)."""
+        layout = self.layout(params)
+        orient = turn(state.agents.orient, actions)
+        pos = meltingpot_rules.sequential_moves(key, state.agents.pos, orient, actions, jnp.asarray(layout.walls), active)
+        agents = dataclasses.replace(state.agents, pos=pos, orient=orient)
+        eaten = active & read_cells(apples, pos, outside=False)
+        return agents, eaten, apples & ~occupancy(pos, eaten, layout.shape)
+
+    def meltingpot_zap(self, agents: AgentState, actions: Array, active: Array, cooldown: Array, params: Any) -> tuple[Array, Array, Array]:
+        """``(fires [n], zap cooldown [n], hits [firer, target])``: the zap cooldown
+        (:func:`~motivegym.envs.spatial.meltingpot_rules.cooldown_fire`) and the beams that stop at the first player
+        (:func:`~motivegym.envs.spatial.meltingpot_rules.zap_beams`), ``tag_beam_width = 2·beamRadius + 1``."""
+        fires, cooldown = meltingpot_rules.cooldown_fire(cooldown, active, actions == FIRE_TAG, params.zap_cooldown)
+        walls = jnp.asarray(self.layout(params).walls)
+        hits = meltingpot_rules.zap_beams(agents.pos, agents.orient, fires, active, walls, params.tag_beam_length, (params.tag_beam_width - 1) // 2)
+        return fires, cooldown, hits
+
+    def meltingpot_cell_colours(self, state: Any, params: Any) -> Array:  # pragma: no cover - interface
+        """int32 ``[H, W, 3]`` Melting Pot colours of the map without players."""
+        raise NotImplementedError
+
+    def meltingpot_observe(self, state: Any, params: Any) -> Array:
+        """``[n, window·C + 1]`` (one-hot, the default preset's window and channels) or ``[n, window·3 + 1]``
+        (``view_encoding="rgb"``: one Melting Pot colour per cell, others in their avatar colours, the observer's own
+        cell in the "self" colour, black off the map), then ``READY_TO_SHOOT``. A removed player sees zeros."""
+        active = on_map(state.agents)
+        ready = meltingpot_rules.ready_to_shoot(state.zap_cooldown, active, params.zap_cooldown)
+        if params.view_encoding != "rgb":
+            channels = self.grid_channels(state, params)
+            views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+            row, col = view_centre(params.view_ahead, params.view_side)
+            c = channels.shape[-1]
+            keep = np.ones(views.shape[-1], np.float32)
+            keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0
+            return jnp.concatenate([views * keep * active[:, None], ready[:, None]], axis=1)
+        cells = self.meltingpot_cell_colours(state, params)
+        h, w = cells.shape[:2]
+        n = params.n_agents
+        painter = jnp.full((h, w), -1, jnp.int32).at[jnp.where(active, state.agents.pos[:, 0], h), state.agents.pos[:, 1]].set(jnp.arange(n, dtype=jnp.int32), mode="drop")
+        colours = jnp.asarray(MP_AVATAR_COLOURS)[jnp.maximum(painter, 0) + self.meltingpot_colour_offset]
+        cells = jnp.where((painter >= 0)[..., None], colours, cells)
+        radius = max(params.view_ahead, params.view_behind, params.view_side)
+        padded = jnp.pad(cells, ((radius, radius), (radius, radius), (0, 0)))
+        where = view_cells(state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side) + radius
+        views = padded[where[..., 0], where[..., 1]]  # [n, rows, cols, 3]
+        row, col = view_centre(params.view_ahead, params.view_side)
+        views = views.at[:, row, col].set(jnp.asarray(MP_COLOURS[self.meltingpot_self_colour], jnp.int32))
+        views = views.reshape(n, -1).astype(jnp.float32) * active[:, None]
+        return jnp.concatenate([views, ready[:, None]], axis=1)
+
     def observe(self, state: Any, params: Any) -> Array:
         """``[n, window * C + 1]``: the rotated window of one-hot channels (other agents only), then a
         removed flag; a removed agent sees zeros and the flag 1. ``rules="ssd"``: :meth:`ssd_observe`."""
         if self.is_ssd(params):
             return self.ssd_observe(state, params)
+        if self.is_meltingpot(params):
+            return self.meltingpot_observe(state, params)
         channels = self.grid_channels(state, params)
         views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         row, col = view_centre(params.view_ahead, params.view_side)
@@ -369,6 +478,8 @@ class GridDilemma(FunctionalEnv):
         if self.is_ssd(params):
             cells = (2 * params.view_side + 1) ** 2
             return cells * (3 if params.view_encoding == "rgb" else len(self.channel_names))
+        if self.is_meltingpot(params) and params.view_encoding == "rgb":
+            return window_size(params.view_ahead, params.view_behind, params.view_side) * 3 + 1
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1
 
     def render_text(self, state: Any, params: Any) -> str:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial import ssd_rules
+from motivegym.envs.spatial import meltingpot_rules, ssd_rules
 from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
 from motivegym.envs.spatial.grid import (
     FIRE_CLEAN,
@@ -18,9 +18,13 @@ from motivegym.envs.spatial.grid import (
     beam_grid,
     beam_reach,
     bernoulli_at_cells,
+    decode_actions,
     occupancy,
+    on_map,
     read_cells,
+    remove_and_respawn,
 )
+from motivegym.envs.spatial.meltingpot_maps import CLEANUP_MP_LAYOUT, MP_CLEAN_UP, MP_COLOURS, MP_COMMON_PARAMS
 from motivegym.envs.spatial.ssd_maps import CLEANUP_SSD_LAYOUT, SSD_COLOURS, SSD_COMMON_PARAMS
 
 Array = jax.Array
@@ -52,6 +56,9 @@ class CleanupParams(GridParams):
     threshold_depletion: Array  # pollution fraction at and above which no apple grows
     threshold_restoration: Array  # pollution fraction at and below which apples grow at the full rate
     clean_cost: Array  # payoff cost of firing the clean beam
+    zap_cooldown: Array  # int32 (rules="meltingpot" only) Melting Pot Zapper.cooldownTime
+    clean_cooldown: Array  # int32 (rules="meltingpot" only) Melting Pot Cleaner.cooldownTime
+    waste_spawn_delay: Array  # int32 (rules="meltingpot" only) steps before dirt spawns (DirtSpawner.delayStartOfDirtSpawning)
     clean_beam_length: int = static_field()
     clean_beam_width: int = static_field()
 
@@ -62,6 +69,14 @@ class CleanupState:
     apples: Array  # [H, W] bool
     waste: Array  # [H, W] bool (river cells only)
     t: Array  # int32 steps taken
+
+
+@pytree_dataclass
+class MeltingPotCleanupState(CleanupState):
+    """``rules="meltingpot"``: the Cleanup state plus each player's zap and clean cooldown timers."""
+
+    zap_cooldown: Array  # [n] int32 (0 = ready)
+    clean_cooldown: Array  # [n] int32 (0 = ready)
 
 
 def pollution_fraction(waste: Array, river: Array) -> Array:
@@ -106,7 +121,10 @@ class Cleanup(GridDilemma):
       SSD's 9 actions, 15×15 RGB view ``[675]`` values 0..255, SSD's collisions and beams, the clean beam
       stopping at the first waste of each lane, at most one new waste cell a step gated at density 0.4,
       the spawn pass at reset): :meth:`make_ssd_params`, :mod:`motivegym.envs.spatial.ssd_rules`,
-      ``docs/spatial_presets.md``.
+      ``docs/spatial_presets.md``. ``preset="meltingpot"`` gives Melting Pot's ``clean_up`` (21×30 map, 7 players,
+      ``AppleGrow``, ``DirtSpawner`` after 50 steps, zap and clean cooldowns, zaps stopping at the first player, clean
+      beams stopping at the first dirt, removal for 50 frames): :meth:`make_meltingpot_params`, :meth:`meltingpot_step`,
+      :mod:`motivegym.envs.spatial.meltingpot_rules`.
     * **Defaults:** 5 agents on the 14×20 map :data:`CLEANUP_LAYOUT`, ``max_steps=1000``,
       ``waste_spawn_prob=0.01`` (≈ 0.5 new waste cells per step on the 54-cell river),
       ``apple_respawn_prob=0.05``, ``threshold_depletion=0.4``, ``threshold_restoration=0.0``,
@@ -144,7 +162,19 @@ class Cleanup(GridDilemma):
             clean_beam_width=3,
             rules="motivegym",
             view_encoding="onehot",
+            zap_cooldown=0,
+            clean_cooldown=0,
+            waste_spawn_delay=0,
         )
+
+    def make_meltingpot_params(self) -> CleanupParams:
+        """``preset="meltingpot"``: Melting Pot's ``clean_up`` (21×30 map, 7 players, ``AppleGrow`` 0.05 with thresholds
+        0.4 / 0.0, ``DirtSpawner`` one cell with probability 0.5 a step after 50 steps, zap 3 × 3 with a 10-step cooldown
+        and removal for 50 frames, clean beam 3 × 3 with a 2-step cooldown)."""
+        return grid_params(CleanupParams, **MP_COMMON_PARAMS, **MP_CLEAN_UP, layout=CLEANUP_MP_LAYOUT)
+
+    def preset_makers(self) -> dict:
+        return {**super().preset_makers(), "meltingpot": self.make_meltingpot_params}
 
     def make_ssd_params(self) -> CleanupParams:
         """``preset="ssd"``: SSD's ``CleanupEnv`` (25×18 map, 5 agents, horizon 1000, FIRE costs 1 and each hit
@@ -154,6 +184,7 @@ class Cleanup(GridDilemma):
         return grid_params(
             CleanupParams, **SSD_COMMON_PARAMS, waste_spawn_prob=0.5, apple_respawn_prob=0.05, threshold_depletion=0.4,
             threshold_restoration=0.0, clean_cost=0.0, layout=CLEANUP_SSD_LAYOUT, clean_beam_length=5, clean_beam_width=3,
+            zap_cooldown=0, clean_cooldown=0, waste_spawn_delay=0,
         )  # fmt: skip
 
     def validate(self, params: Any) -> None:
@@ -167,6 +198,9 @@ class Cleanup(GridDilemma):
             raise ValueError(f"{self.name}: need 0 <= threshold_restoration < threshold_depletion <= 1, got {restoration}, {depletion}")
         if params.clean_beam_length < 1 or params.clean_beam_width < 1 or params.clean_beam_width % 2 == 0:
             raise ValueError(f"{self.name}: clean beam needs length >= 1 and an odd width >= 1")
+        for name in ("zap_cooldown", "clean_cooldown", "waste_spawn_delay"):
+            if int(getattr(params, name)) < 0:
+                raise ValueError(f"{self.name}: {name} must be >= 0, got {int(getattr(params, name))}")
         if not self.layout(params).river.any():
             raise ValueError(f"{self.name}: the layout needs river cells ('~' or '*')")
 
@@ -226,6 +260,70 @@ class Cleanup(GridDilemma):
         if context is not None:
             info["apple_spawn_prob"] = apple_p.astype(jnp.float32)
         return {"apples": apples, "waste": waste}, info
+
+    meltingpot_colour_offset = 1
+    meltingpot_self_colour = "cleanup_self"
+
+    def meltingpot_state_class(self) -> type:
+        return MeltingPotCleanupState
+
+    def meltingpot_timers(self, params: Any) -> dict:
+        return {**super().meltingpot_timers(params), "clean_cooldown": jnp.zeros(params.n_agents, jnp.int32)}
+
+    def meltingpot_step(self, key: Array, state: MeltingPotCleanupState, actions: Array, params: Any):
+        """One step of ``clean_up`` (order of a dmlab2d frame, :mod:`~motivegym.envs.spatial.meltingpot_rules`):
+
+        1. ``AppleGrow``: every empty apple cell grows an apple with ``p(d)``, ``d`` the dirt fraction of the start of
+           the step (:func:`~motivegym.envs.spatial.meltingpot_rules.apple_growth_probability`); one that grows under a
+           player is eaten by it at once (+1). ``DirtSpawner``: from step ``waste_spawn_delay`` on, with probability
+           ``waste_spawn_prob`` one clean river cell becomes dirty;
+        2. turn, then moves one player after another in random order; a player entering an apple eats it (+1);
+        3. zap and clean beams with their cooldowns (the zap stops at the first player and removes it; the clean beam
+           cleans the first dirt cell of each lane and passes players); ``−tag_penalty`` per hit, ``−tag_cost`` per zap,
+           ``−clean_cost`` per clean beam;
+        4. removal countdown and respawn at a random free ``P`` point; ``t ← t + 1``; truncation at ``max_steps``.
+        """
+        layout = self.layout(params)
+        river, walls = jnp.asarray(layout.river), jnp.asarray(layout.walls)
+        grow_key, dirt_key, move_key, respawn_key = jax.random.split(key, 4)
+        active = on_map(state.agents)
+        decoded = decode_actions(actions, self.num_actions(params), active)
+        fraction = meltingpot_rules.dirt_fraction(state.waste, river)
+        probability = meltingpot_rules.apple_growth_probability(fraction, params.apple_respawn_prob, params.threshold_depletion, params.threshold_restoration)
+        grows = bernoulli_at_cells(grow_key, layout.apple_cells, probability, layout.shape) & ~state.apples
+        apples, eaten_at_growth = meltingpot_rules.grow_under_players(state.apples, grows, state.agents.pos, active)
+        waste = meltingpot_rules.spawn_dirt(dirt_key, state.waste, river, params.waste_spawn_prob, state.t >= params.waste_spawn_delay)
+
+        agents, eaten, apples = self.meltingpot_move_and_eat(move_key, state, decoded, active, apples, params)
+        fires, zap_cooldown, hits = self.meltingpot_zap(agents, decoded, active, state.zap_cooldown, params)
+        fired_clean, clean_cooldown = meltingpot_rules.cooldown_fire(state.clean_cooldown, active, decoded == FIRE_CLEAN, params.clean_cooldown)
+        waste, cleaned = meltingpot_rules.clean_beams(
+            agents.pos, agents.orient, fired_clean, waste, walls, params.clean_beam_length, (params.clean_beam_width - 1) // 2
+        )
+        tagged = jnp.any(hits, axis=0)
+        eaten_total = eaten.astype(jnp.int32) + eaten_at_growth.astype(jnp.int32)
+        payoffs = (
+            params.apple_reward * eaten_total.astype(jnp.float32)
+            - params.tag_cost * fires.astype(jnp.float32)
+            - params.tag_penalty * jnp.sum(hits, axis=0).astype(jnp.float32)
+            - params.clean_cost * fired_clean.astype(jnp.float32)
+        )
+        agents = remove_and_respawn(respawn_key, agents, tagged, params.tag_timeout, layout.spawn_points)
+        new_state = MeltingPotCleanupState(
+            agents=agents, apples=apples, waste=waste, t=state.t + 1, zap_cooldown=zap_cooldown, clean_cooldown=clean_cooldown
+        )
+        info = {"fired_clean": fired_clean, "waste_cleaned": cleaned, "apple_spawn_prob": probability.astype(jnp.float32)}
+        return self.step_result(new_state, params, payoffs, eaten_total, fires, tagged, hits, info)
+
+    def meltingpot_cell_colours(self, state: CleanupState, params: Any) -> Array:
+        """Sand, walls, water (river and stream), dirt, grass under the potential apples, apples."""
+        layout = self.layout(params)
+        colour = {k: jnp.asarray(v, jnp.int32) for k, v in MP_COLOURS.items()}
+        cells = jnp.where(jnp.asarray(layout.walls)[..., None], colour["wall"], colour["sand"])
+        cells = jnp.where(jnp.asarray(layout.river | layout.stream)[..., None], colour["water"], cells)
+        cells = jnp.where(state.waste[..., None], colour["dirt"], cells)
+        cells = jnp.where(jnp.asarray(layout.apple_spawn)[..., None], colour["cleanup_grass"], cells)
+        return jnp.where(state.apples[..., None], colour["cleanup_apple"], cells)
 
     def ssd_cell_colours(self, state: CleanupState, params: Any) -> Array:
         """SSD ``CLEANUP_COLORS``: river and stream brown-grey, waste blue-grey, apples green, walls grey."""

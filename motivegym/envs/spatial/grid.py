@@ -41,6 +41,7 @@ ORIENTATION_ARROWS = "^>v<"
 
 #: ASCII map legend
 WALL, FLOOR, SPAWN, APPLE, APPLE_SPAWN_EMPTY, RIVER, WASTE, STREAM = "#", " ", "P", "A", "a", "~", "*", "="
+INSIDE_SPAWN = "Q"
 LEGEND = {
     WALL: "wall",
     FLOOR: "floor",
@@ -50,6 +51,7 @@ LEGEND = {
     RIVER: "river (clean water)",
     WASTE: "river with waste at reset",
     STREAM: "stream: walkable floor drawn like the river, never polluted (SSD Cleanup's 'S')",
+    INSIDE_SPAWN: "inside spawn point (Melting Pot's 'Q'): the first two agents' reset cells under rules='meltingpot', floor otherwise",
 }
 
 
@@ -64,6 +66,7 @@ class Layout:
     initial_waste: np.ndarray  # [H, W] bool
     stream: np.ndarray  # [H, W] bool
     spawn_points: np.ndarray  # [K, 2] int32 (row, col) in reading order
+    inside_spawn_points: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2), np.int32))  # [Q, 2] 'Q' cells
 
     @property
     def apple_cells(self) -> np.ndarray:
@@ -98,6 +101,7 @@ def parse_layout(rows: tuple[str, ...]) -> Layout:
         initial_waste=grid == WASTE,
         stream=grid == STREAM,
         spawn_points=spawn_points.reshape(-1, 2),
+        inside_spawn_points=np.argwhere(grid == INSIDE_SPAWN).astype(np.int32).reshape(-1, 2),
     )
 
 

@@ -9,9 +9,26 @@ import jax.numpy as jnp
 import numpy as np
 
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial import ssd_rules
+from motivegym.envs.spatial import meltingpot_rules, ssd_rules
 from motivegym.envs.spatial.base import GridDilemma, GridParams, StepContext, grid_params
-from motivegym.envs.spatial.grid import AgentState, Layout, bernoulli_at_cells, occupancy
+from motivegym.envs.spatial.grid import (
+    AgentState,
+    Layout,
+    bernoulli_at_cells,
+    decode_actions,
+    occupancy,
+    on_map,
+    remove_and_respawn,
+)
+from motivegym.envs.spatial.meltingpot_maps import (
+    HARVEST_MP_CLOSED_LAYOUT,
+    HARVEST_MP_OPEN_LAYOUT,
+    HARVEST_MP_PARTNERSHIP_LAYOUT,
+    MP_COLOURS,
+    MP_COMMON_PARAMS,
+    MP_HARVEST_OPEN,
+    MP_HARVEST_ROOMS,
+)
 from motivegym.envs.spatial.ssd_maps import HARVEST_SSD_LAYOUT, SSD_COMMON_PARAMS
 
 Array = jax.Array
@@ -45,7 +62,8 @@ REGROWTH_BIN_EDGES = (1, 3, 5)
 
 @pytree_dataclass
 class HarvestParams(GridParams):
-    regrowth_probs: Array  # [4] regrowth probability per neighbour-count bin (0, 1-2, 3-4, >=5)
+    regrowth_probs: Array  # [4] regrowth probability per neighbour-count bin (0, 1-2, 3-4, >=5; SSD and Melting Pot: 0, 1, 2, >=3)
+    zap_cooldown: Array  # int32 steps a zap beam cools down (rules="meltingpot" only; Melting Pot Zapper.cooldownTime)
     regrowth_radius: int = static_field()
 
 
@@ -54,6 +72,13 @@ class HarvestState:
     agents: AgentState
     apples: Array  # [H, W] bool
     t: Array  # int32 steps taken
+
+
+@pytree_dataclass
+class MeltingPotHarvestState(HarvestState):
+    """``rules="meltingpot"``: the Harvest state plus each player's zap cooldown timer."""
+
+    zap_cooldown: Array  # [n] int32 steps until the zap beam is ready (0 = ready)
 
 
 def neighbour_offsets(radius: int) -> np.ndarray:
@@ -112,6 +137,11 @@ class Harvest(GridDilemma):
       15×15 RGB view ``[675]`` values 0..255, SSD's collisions, beams, −1/−50 beam costs, no removal, 3×3
       regrowth window with ``[0, 0.005, 0.02, 0.05]``): :meth:`make_ssd_params`,
       :mod:`motivegym.envs.spatial.ssd_rules`, ``docs/spatial_presets.md`` (deviations row by row).
+      ``preset="meltingpot"`` gives Melting Pot's ``commons_harvest__open`` (18×24 map, 7 players, regrowth by the exact
+      live-neighbour count 0/1/2/≥3, zaps that stop at the first player with a cooldown, removal timing, apples regrowing
+      under a player eaten at once, ``READY_TO_SHOOT`` as the last observation entry); ``"meltingpot_closed"`` /
+      ``"meltingpot_partnership"`` its ``commons_harvest__closed`` / ``__partnership``: :meth:`make_meltingpot_params`,
+      :meth:`meltingpot_step`, :mod:`motivegym.envs.spatial.meltingpot_rules`.
     * **Defaults:** 5 agents on the 18×30 map :data:`HARVEST_LAYOUT` (108 apple cells, 16 spawn
       points), ``max_steps=1000``, ``regrowth_probs=(0, 0.01, 0.05, 0.1)``, ``regrowth_radius=2``,
       ``tag_timeout=25``, tag beam 3 long × 3 wide, view 9 ahead, 1 behind, 5 each side (11×11).
@@ -142,14 +172,34 @@ class Harvest(GridDilemma):
             tag_beam_width=3,
             rules="motivegym",
             view_encoding="onehot",
+            zap_cooldown=0,
         )
+
+    def make_meltingpot_params(self, variant: str = "open") -> HarvestParams:
+        """``preset="meltingpot"`` (``variant="open"``): Melting Pot's ``commons_harvest__open`` (18×24 map, 7 players,
+        regrowth ``[0, 0.0025, 0.005, 0.025]`` by live neighbours 0/1/2/≥3 within radius 2, zap 3 long × 3 wide with a
+        2-step cooldown, removal for ``framesTillRespawn = 4`` frames). ``"closed"`` / ``"partnership"``:
+        ``commons_harvest__closed`` / ``__partnership`` (rooms, regrowth ``[0, 0.001, 0.005, 0.025]``, zap 4 long with
+        a 1-step cooldown, removal for 100 frames)."""
+        layouts = {"open": HARVEST_MP_OPEN_LAYOUT, "closed": HARVEST_MP_CLOSED_LAYOUT, "partnership": HARVEST_MP_PARTNERSHIP_LAYOUT}
+        rules = MP_HARVEST_OPEN if variant == "open" else MP_HARVEST_ROOMS
+        return grid_params(HarvestParams, **MP_COMMON_PARAMS, **rules, layout=layouts[variant])
+
+    def preset_makers(self) -> dict:
+        return {
+            **super().preset_makers(),
+            "meltingpot": self.make_meltingpot_params,
+            "meltingpot_closed": lambda: self.make_meltingpot_params("closed"),
+            "meltingpot_partnership": lambda: self.make_meltingpot_params("partnership"),
+        }
 
     def make_ssd_params(self) -> HarvestParams:
         """``preset="ssd"``: SSD's ``HarvestEnv`` (16×38 map, 5 agents as in its training scripts, horizon
         1000, FIRE costs 1 and each hit 50, beam 5 long × 3 wide, ``SPAWN_PROB = [0, 0.005, 0.02, 0.05]`` over
         the 3×3 window, 15×15 RGB view)."""
         return grid_params(
-            HarvestParams, **SSD_COMMON_PARAMS, regrowth_probs=[0.0, 0.005, 0.02, 0.05], regrowth_radius=2, layout=HARVEST_SSD_LAYOUT
+            HarvestParams, **SSD_COMMON_PARAMS, regrowth_probs=[0.0, 0.005, 0.02, 0.05], regrowth_radius=2, layout=HARVEST_SSD_LAYOUT,
+            zap_cooldown=0,
         )
 
     def validate(self, params: Any) -> None:
@@ -159,6 +209,8 @@ class Harvest(GridDilemma):
             raise ValueError(f"{self.name}: regrowth_probs must lie in [0, 1], got {probs.tolist()}")
         if params.regrowth_radius < 1:
             raise ValueError(f"{self.name}: regrowth_radius must be >= 1, got {params.regrowth_radius}")
+        if int(params.zap_cooldown) < 0:
+            raise ValueError(f"{self.name}: zap_cooldown must be >= 0, got {int(params.zap_cooldown)}")
 
     def state_class(self) -> type:
         return HarvestState
@@ -183,6 +235,49 @@ class Harvest(GridDilemma):
         occupied = occupancy(agents.pos, jnp.ones(params.n_agents, bool), layout.shape)
         regrown = ssd_rules.harvest_regrowth(key, apples, layout.apple_cells, occupied, params.regrowth_probs, params.regrowth_radius)
         return {"apples": regrown}, {"apples_regrown": jnp.sum(regrown & ~apples).astype(jnp.int32)}
+
+    def meltingpot_state_class(self) -> type:
+        return MeltingPotHarvestState
+
+    def meltingpot_step(self, key: Array, state: MeltingPotHarvestState, actions: Array, params: Any):
+        """One step of ``commons_harvest`` (order of a dmlab2d frame, :mod:`~motivegym.envs.spatial.meltingpot_rules`):
+
+        1. the apple cells that will sprout this step are drawn from the map at the start of the step
+           (:func:`~motivegym.envs.spatial.meltingpot_rules.density_sprouts`);
+        2. turn, then moves one player after another in random order; a player entering an apple eats it (+1);
+        3. zap: cooldown, beams stopping at the first player; every player hit is removed (``−tag_penalty`` per hit);
+        4. the sprouts appear; one under a player (on the map at the start of the step) is eaten by it at once (+1);
+        5. removal countdown and respawn at a random free ``P`` point; ``t ← t + 1``; truncation at ``max_steps``.
+        """
+        layout = self.layout(params)
+        sprout_key, move_key, respawn_key = jax.random.split(key, 3)
+        active = on_map(state.agents)
+        decoded = decode_actions(actions, self.num_actions(params), active)
+        grows = meltingpot_rules.density_sprouts(sprout_key, state.apples, layout.apple_cells, params.regrowth_probs, params.regrowth_radius)
+        agents, eaten, apples = self.meltingpot_move_and_eat(move_key, state, decoded, active, state.apples, params)
+        fires, zap_cooldown, hits = self.meltingpot_zap(agents, decoded, active, state.zap_cooldown, params)
+        tagged = jnp.any(hits, axis=0)
+        apples, eaten_at_sprout = meltingpot_rules.grow_under_players(apples, grows, agents.pos, active)
+        eaten_total = eaten.astype(jnp.int32) + eaten_at_sprout.astype(jnp.int32)
+        payoffs = (
+            params.apple_reward * eaten_total.astype(jnp.float32)
+            - params.tag_cost * fires.astype(jnp.float32)
+            - params.tag_penalty * jnp.sum(hits, axis=0).astype(jnp.float32)
+        )
+        agents = remove_and_respawn(respawn_key, agents, tagged, params.tag_timeout, layout.spawn_points)
+        new_state = MeltingPotHarvestState(agents=agents, apples=apples, t=state.t + 1, zap_cooldown=zap_cooldown)
+        info = {"apples_regrown": jnp.sum(grows).astype(jnp.int32)}
+        return self.step_result(new_state, params, payoffs, eaten_total, fires, tagged, hits, info)
+
+    def meltingpot_cell_colours(self, state: HarvestState, params: Any) -> Array:
+        """Floor, walls, apples; an empty apple cell shows grass while a live apple lies within ``regrowth_radius``
+        and dry floor otherwise (``DensityRegrow``'s ``dessicated`` grass)."""
+        layout = self.layout(params)
+        colour = {k: jnp.asarray(v, jnp.int32) for k, v in MP_COLOURS.items()}
+        alive = meltingpot_rules.disc_count(state.apples, params.regrowth_radius) > 0
+        cells = jnp.where(jnp.asarray(layout.walls)[..., None], colour["wall"], colour["floor"])
+        cells = jnp.where((jnp.asarray(layout.apple_spawn) & alive)[..., None], colour["grass"], cells)
+        return jnp.where(state.apples[..., None], colour["apple"], cells)
 
     def grid_channels(self, state: HarvestState, params: Any) -> Array:
         layout = self.layout(params)

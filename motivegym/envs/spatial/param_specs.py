@@ -34,10 +34,17 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "view_side": integer(0),
         "tag_beam_length": integer(1),
         "tag_beam_width": BEAM_WIDTH,
-        "rules": choice("motivegym", "ssd", note="'ssd': the Sequential Social Dilemma games' rules (set by preset='ssd')"),
-        "view_encoding": choice("onehot", "rgb", note="'rgb' (SSD's colour view, values 0..255) needs rules='ssd'"),
+        "rules": choice(
+            "motivegym", "ssd", "meltingpot",
+            note="'ssd': the Sequential Social Dilemma games' rules (set by preset='ssd'); 'meltingpot': Melting Pot's (preset='meltingpot')",
+        ),
+        "view_encoding": choice("onehot", "rgb", note="'rgb' (SSD's / Melting Pot's colours, values 0..255) needs rules='ssd' or 'meltingpot'"),
     },
-    "Harvest": {"regrowth_probs": real_array((4,), 0.0, 1.0), "regrowth_radius": integer(1)},
+    "Harvest": {
+        "regrowth_probs": real_array((4,), 0.0, 1.0),
+        "regrowth_radius": integer(1),
+        "zap_cooldown": integer(0, note="steps between zaps under rules='meltingpot' (unused otherwise)"),
+    },
     "Cleanup": {
         "waste_spawn_prob": real(0.0, 1.0),
         "apple_respawn_prob": real(0.0, 1.0),
@@ -46,6 +53,9 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "clean_cost": real(0.0),
         "clean_beam_length": integer(1),
         "clean_beam_width": BEAM_WIDTH,
+        "zap_cooldown": integer(0, note="steps between zaps under rules='meltingpot' (unused otherwise)"),
+        "clean_cooldown": integer(0, note="steps between clean beams under rules='meltingpot' (unused otherwise)"),
+        "waste_spawn_delay": integer(0, note="steps before dirt spawns under rules='meltingpot' (unused otherwise)"),
     },
     "CoinGame": {
         "max_steps": integer(1),
@@ -65,7 +75,12 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
 
 #: keywords the grid envs consume themselves (not fields)
 KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
-    "GridDilemma": {"preset": choice("default", "ssd", default="'default'", note="'ssd': SSD's maps and rules (docs/spatial_presets.md)")},
+    "GridDilemma": {
+        "preset": choice(
+            "default", "ssd", "meltingpot", "meltingpot_closed", "meltingpot_partnership", default="'default'",
+            note="'ssd': SSD's maps and rules; 'meltingpot': Melting Pot's; 'meltingpot_closed'/'meltingpot_partnership': Harvest only (docs/spatial_presets.md)",
+        )
+    },
 }
 
 PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
