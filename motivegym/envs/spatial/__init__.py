@@ -5,6 +5,7 @@ from motivegym.envs.spatial.cleanup import Cleanup
 from motivegym.envs.spatial.coin_game import CoinGame
 from motivegym.envs.spatial.coin_game_jaxmarl import CoinGameJaxMARL
 from motivegym.envs.spatial.harvest import Harvest
+from motivegym.envs.spatial.in_the_matrix import PrisonersDilemmaInTheMatrix, StagHuntInTheMatrix
 
 #: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
 SPATIAL_ENVS = [
@@ -12,6 +13,8 @@ SPATIAL_ENVS = [
     (Cleanup, "public good (river cleaning)"),
     (CoinGame, "sequential prisoner's dilemma"),
     (CoinGameJaxMARL, "sequential prisoner's dilemma"),
+    (PrisonersDilemmaInTheMatrix, "prisoner's dilemma in the matrix (inventory strategies)"),
+    (StagHuntInTheMatrix, "stag hunt in the matrix (inventory strategies)"),
 ]
 
 for _cls, _mechanism in SPATIAL_ENVS:
