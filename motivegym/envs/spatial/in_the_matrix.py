@@ -56,7 +56,6 @@ from motivegym.core.params import override_params
 from motivegym.core.pytree import pytree_dataclass, static_field
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES,
-    AGENT_COLOURS,
     FIRE_TAG,
     ORIENTATION_ARROWS,
     AgentState,
@@ -245,6 +244,8 @@ class InTheMatrixParams:
     regrowth_rate: Array  # per-step probability a waiting resource reappears (regenerationRate)
     regrowth_delay: Array  # int32 steps a taken resource waits before it can reappear (regenerationDelay)
     resource_health: Array  # int32 beam hits that destroy a resource (Destroyable initialHealth)
+    require_ready: Array  # bool: interactions need both players ready (disallowUnreadyInteractions)
+    refill_when_all_removed: Array  # bool: SpawnResourcesWhenAllPlayersZapped (the repeated substrates)
     layout: tuple[str, ...] = static_field()
     n_agents: int = static_field()
     view_ahead: int = static_field()
@@ -252,8 +253,6 @@ class InTheMatrixParams:
     view_side: int = static_field()
     beam_length: int = static_field()
     beam_width: int = static_field()
-    require_ready: bool = static_field()  # disallowUnreadyInteractions
-    refill_when_all_removed: bool = static_field()  # SpawnResourcesWhenAllPlayersZapped (repeated substrates)
 
 
 @pytree_dataclass
@@ -276,7 +275,9 @@ def matrix_params(**values: Any) -> InTheMatrixParams:
     """Params from plain values: static fields as given, counts as int32, the rest float32."""
     static = {f.name for f in dataclasses.fields(InTheMatrixParams) if f.metadata.get("static")}
     ints = {"max_steps", "respawn_delay", "freeze_steps", "cooldown_steps", "regrowth_delay", "resource_health"}
-    arrays = {k: jnp.asarray(v, jnp.int32 if k in ints else jnp.float32) for k, v in values.items() if k not in static}
+    flags = {"require_ready", "refill_when_all_removed"}
+    dtype = {**{k: jnp.int32 for k in ints}, **{k: jnp.bool_ for k in flags}}
+    arrays = {k: jnp.asarray(v, dtype.get(k, jnp.float32)) for k, v in values.items() if k not in static}
     return InTheMatrixParams(**arrays, **{k: v for k, v in values.items() if k in static})
 
 
@@ -333,7 +334,9 @@ def beam_targets(distance: Array, length: int) -> Array:
     return jnp.where(jnp.min(distance, axis=1) <= length, best, -1).astype(jnp.int32)
 
 
-def resolve_interactions(order: Array, target: Array, frozen: Array, ready: Array, require_ready: bool) -> tuple[Array, Array]:
+def resolve_interactions(
+    order: Array, target: Array, frozen: Array, ready: Array, require_ready: Array | bool
+) -> tuple[Array, Array]:
     """Sequential resolution of the beam contacts (Melting Pot ``GameInteractionZapper:onHit``).
 
     Firers are taken in ``order``. A contact between firer ``f`` and its ``target[f]`` is skipped when either already
@@ -349,7 +352,7 @@ def resolve_interactions(order: Array, target: Array, frozen: Array, ready: Arra
         j = target[firer]
         jj = jnp.maximum(j, 0)
         contact = (j >= 0) & ~busy[firer] & ~busy[jj]
-        ok = contact & ~frozen[jj] & ((ready[firer] & ready[jj]) if require_ready else True)
+        ok = contact & ~frozen[jj] & ((ready[firer] & ready[jj]) | ~jnp.asarray(require_ready))
         busy = busy.at[firer].set(busy[firer] | contact).at[jj].set(busy[jj] | contact)
         partner = partner.at[firer].set(jnp.where(ok, jj, partner[firer])).at[jj].set(jnp.where(ok, firer, partner[jj]))
         is_row = is_row.at[firer].set(is_row[firer] | ok)
@@ -370,7 +373,9 @@ def interaction_results(partner: Array, is_row: Array, inventory: Array, row_mat
     return jnp.where(partner >= 0, jnp.where(is_row, row_pay, col_pay), 0.0).astype(jnp.float32)
 
 
-def damage_resources(resources: Array, damage: Array, wait: Array, hits: Array, health: Array) -> tuple[Array, Array, Array, Array]:
+def damage_resources(
+    resources: Array, damage: Array, wait: Array, hits: Array, health: Array
+) -> tuple[Array, Array, Array, Array]:
     """``(resources, damage, wait, destroyed)`` after beam hits: a resource whose damage reaches ``health`` is destroyed
     (starts waiting; its damage resets, Melting Pot ``Destroyable:onHit``)."""
     damage = damage + hits * resources
@@ -472,7 +477,7 @@ class InTheMatrix(FunctionalEnv):
             view_side=2,
             respawn_delay=jnp.int32(5),
             regrowth_rate=jnp.float32(self.repeated_regrowth_rate),
-            refill_when_all_removed=True,
+            refill_when_all_removed=jnp.bool_(True),
         )
 
     def default_params(self, **overrides: Any) -> InTheMatrixParams:
@@ -503,9 +508,13 @@ class InTheMatrix(FunctionalEnv):
         if int(layout.fixed_class.max(initial=0)) > k or (k < 2 and layout.choice_cells.any()):
             raise ValueError(f"{where}: the layout has resource classes above the matrices' {k} strategies")
         if params.n_agents < 1 or len(layout.spawn_points) < params.n_agents:
-            raise ValueError(f"{where}: the layout has {len(layout.spawn_points)} spawn points ('P') for {params.n_agents} agents")
+            raise ValueError(
+                f"{where}: the layout has {len(layout.spawn_points)} spawn points ('P') for {params.n_agents} agents"
+            )
         if params.beam_length < 1 or params.beam_width < 1 or params.beam_width % 2 == 0:
-            raise ValueError(f"{where}: the beam needs length >= 1 and an odd width >= 1, got {params.beam_length}, {params.beam_width}")
+            raise ValueError(
+                f"{where}: the beam needs length >= 1 and an odd width >= 1, got {params.beam_length}, {params.beam_width}"
+            )
         for name in ("view_ahead", "view_behind", "view_side"):
             if int(getattr(params, name)) < 0:
                 raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
@@ -525,7 +534,7 @@ class InTheMatrix(FunctionalEnv):
         return parse_matrix_layout(tuple(params.layout))
 
     def num_resources(self, params: InTheMatrixParams) -> int:
-        return int(np.asarray(params.row_matrix).shape[0])
+        return int(jnp.shape(params.row_matrix)[0])
 
     def n_agents(self, params: InTheMatrixParams) -> int:
         return int(params.n_agents)
@@ -593,11 +602,15 @@ class InTheMatrix(FunctionalEnv):
         distance, resource_hits = interaction_beams(
             agents.pos, agents.orient, fired, active, walls, resources, params.beam_length, params.beam_width
         )
-        resources, damage, wait, destroyed = damage_resources(resources, state.resource_damage, wait, resource_hits, params.resource_health)
+        resources, damage, wait, destroyed = damage_resources(
+            resources, state.resource_damage, wait, resource_hits, params.resource_health
+        )
 
         # 5. interactions
         order = jax.random.permutation(order_key, n)
-        partner, is_row = resolve_interactions(order, beam_targets(distance, params.beam_length), frozen, ready, params.require_ready)
+        partner, is_row = resolve_interactions(
+            order, beam_targets(distance, params.beam_length), frozen, ready, params.require_ready
+        )
         interacted = partner >= 0
         payoff_now = interaction_results(partner, is_row, inventory, params.row_matrix, params.col_matrix)
         partner_inventory = inventory[jnp.maximum(partner, 0)]
@@ -616,13 +629,18 @@ class InTheMatrix(FunctionalEnv):
         # 7. resource regrowth
         blocked = occupancy(agents.pos, on_map(agents), layout.shape)
         resources, wait = regrow_resources(
-            regrow_key, resources, state.resource_class, wait, layout.resource_cells, blocked, params.regrowth_rate, params.regrowth_delay
+            regrow_key,
+            resources,
+            state.resource_class,
+            wait,
+            layout.resource_cells,
+            blocked,
+            params.regrowth_rate,
+            params.regrowth_delay,
         )
-        if params.refill_when_all_removed:
-            nobody = ~jnp.any(on_map(agents))
-            refill = nobody & (state.resource_class > 0)
-            resources = resources | refill
-            wait = jnp.where(refill, 0, wait)
+        refill = params.refill_when_all_removed & ~jnp.any(on_map(agents)) & (state.resource_class > 0)
+        resources = resources | refill
+        wait = jnp.where(refill, 0, wait)
 
         new_state = InTheMatrixState(
             agents=agents,
@@ -678,7 +696,9 @@ class InTheMatrix(FunctionalEnv):
         classes = (state.resource_class[..., None] == jnp.arange(1, k + 1)) & state.resources[..., None]
         agents = occupancy(state.agents.pos, active, layout.shape)
         ready_agents = occupancy(state.agents.pos, active & state.ready, layout.shape)
-        return jnp.concatenate([jnp.asarray(layout.walls)[..., None], classes, agents[..., None], ready_agents[..., None]], axis=-1)
+        return jnp.concatenate(
+            [jnp.asarray(layout.walls)[..., None], classes, agents[..., None], ready_agents[..., None]], axis=-1
+        )
 
     def own_features(self, state: InTheMatrixState, params: InTheMatrixParams) -> Array:
         """float32 ``[n, K + 4]``: mixed strategy, ready, beam readiness, frozen, removed."""
@@ -689,7 +709,9 @@ class InTheMatrix(FunctionalEnv):
 
     def observe(self, state: InTheMatrixState, params: InTheMatrixParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+        views = egocentric_views(
+            channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side
+        )
         row, col = view_centre(params.view_ahead, params.view_side)
         c = channels.shape[-1]
         keep = np.ones(views.shape[-1], np.float32)
