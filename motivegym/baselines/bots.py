@@ -25,6 +25,9 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
   removes nobody and only costs (−1 to fire, −50 to the hit agent);
 * Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags (not under ``preset="ssd"``);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
+* PrisonersDilemmaInTheMatrix / StagHuntInTheMatrix: ``InventoryBot(strategy=0)`` (collects only cooperate / stag
+  resources, then seeks a ready partner and interacts) / — / ``InventoryBot(strategy=1)`` (only defect / hare);
+  see :mod:`motivegym.baselines.matrix_bots`;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).
 
@@ -42,6 +45,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.baselines.heuristics import CoinChaser, GridForager, per_agent
+from motivegym.baselines.matrix_bots import InventoryBot
 from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
 from motivegym.core.env import FunctionalEnv
 
@@ -229,6 +233,9 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
         "defector": lambda env, params: JaxMARLCoinChaser(own_only=False),
     },
 }
+IN_THE_MATRIX_BOTS = {"cooperator": lambda env, params: InventoryBot(strategy=0), "defector": lambda env, params: InventoryBot(strategy=1)}
+BOT_TABLE["PrisonersDilemmaInTheMatrix"] = IN_THE_MATRIX_BOTS
+BOT_TABLE["StagHuntInTheMatrix"] = IN_THE_MATRIX_BOTS
 COOPETITION_BOTS: dict[str, Callable[[FunctionalEnv, Any], Policy]] = {
     "cooperator": lambda env, params: Constant(1.0),
     "reciprocator": lambda env, params: TitForTat(relative=True),
