@@ -348,3 +348,34 @@ def test_renders():
     assert lines[-1] == "agents: 0^[2/1]* 1v[1/1]"
     image = env.render_rgb(state, params)
     assert image.shape == (40, 72, 3) and image.dtype == np.uint8
+
+
+@pytest.mark.slow  # two 300-step compiled rollouts: about 25 s of CPU
+@pytest.mark.parametrize("role, wanted", [("cooperator", 0), ("defector", 1)])
+def test_bots_collect_their_resource_then_interact(role, wanted):
+    from motivegym.baselines.bots import make_bot
+
+    env_id = "PrisonersDilemmaInTheMatrix-v0"
+    env, params = motivegym.make_jax(env_id, preset="repeated", max_steps=300, freeze_steps=0)
+    bot = make_bot(env_id, role, env, params)
+    policy_state = bot.init(env, params)
+
+    @jax.jit
+    def run(key):
+        state, obs = env.reset(key, params)
+
+        def body(carry, step_key):
+            state, obs = carry
+            action_key, env_key = jax.random.split(step_key)
+            actions, _ = bot(action_key, obs, policy_state)
+            state, obs, payoffs, _, info = env.step(env_key, state, actions, params)
+            return (state, obs), (info["collected"], info["interacted"], info["interaction_inventories"])
+
+        return jax.lax.scan(body, (state, obs), jax.random.split(key, 300))[1]
+
+    collected, interacted, inventories = run(jax.random.PRNGKey(0))
+    per_class = np.asarray(collected).sum(axis=(0, 1))
+    assert per_class[wanted] >= 10 * max(per_class[1 - wanted], 1) and per_class[wanted] > 10
+    assert np.asarray(interacted).sum() >= 2  # both agents ready and facing each other at least once
+    own = np.asarray(inventories)[np.asarray(interacted)][:, 0]  # inventories at interaction: mostly the wanted class
+    assert (own[:, wanted] / own.sum(axis=1) >= 0.75 - 1e-6).all()
