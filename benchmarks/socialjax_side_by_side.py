@@ -148,10 +148,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: skipped: {pair.ours} is not registered here ({pair.note})")
             continue
         per_call = args.num_envs * args.steps
-        ours, n_ours, shape_ours = ours_run(pair.ours, pair.ours_kwargs, args.num_envs, args.steps)
-        ours_rate = timed(ours, per_call, args.seconds)
-        theirs, n_theirs, shape_theirs = socialjax_run(pair.socialjax, pair.socialjax_kwargs, args.num_envs, args.steps)
-        theirs_rate = timed(theirs, per_call, args.seconds)
+        try:
+            ours, n_ours, shape_ours = ours_run(pair.ours, pair.ours_kwargs, args.num_envs, args.steps)
+            ours_rate = timed(ours, per_call, args.seconds)
+            theirs, n_theirs, shape_theirs = socialjax_run(pair.socialjax, pair.socialjax_kwargs, args.num_envs, args.steps)
+            theirs_rate = timed(theirs, per_call, args.seconds)
+        except Exception as error:  # one pair failing (a SocialJax kwarg, a missing map) must not lose the others' rows
+            print(f"{name}: failed: {type(error).__name__}: {error}")
+            continue
         row = {
             "pair": name, "ours": pair.ours, "socialjax": pair.socialjax, "agents": [n_ours, n_theirs],
             "map": [list(shape_ours), list(shape_theirs)], "num_envs": args.num_envs,
