@@ -28,6 +28,9 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
   ``preset="ssd"``); ``make_river_cleaners(env, params)`` is the former cooperator, every agent a river
   cleaner ``GridForager(cleaners=n)`` that never eats (as in ``dilemma_strength``'s Cleanup profiles);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
+* PrisonersDilemmaInTheMatrix / StagHuntInTheMatrix: ``InventoryBot(strategy=0)`` (collects only cooperate / stag
+  resources, then seeks a ready partner and interacts) / — / ``InventoryBot(strategy=1)`` (only defect / hare);
+  see :mod:`motivegym.baselines.matrix_bots`;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin);
 * CoopMining: gold miner ``OreMiner(gold=True)`` (the stag: mines gold, joins partly mined gold, re-mines its gold
@@ -50,6 +53,7 @@ import jax
 import jax.numpy as jnp
 
 from motivegym.baselines.heuristics import CleaningForager, CoinChaser, GridForager, per_agent
+from motivegym.baselines.matrix_bots import InventoryBot
 from motivegym.baselines.mining_bots import MushroomEater, OreMiner
 from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
 from motivegym.core.env import FunctionalEnv
@@ -250,6 +254,9 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
         "defector": lambda env, params: MushroomEater(kinds=(1,)),
     },
 }
+IN_THE_MATRIX_BOTS = {"cooperator": lambda env, params: InventoryBot(strategy=0), "defector": lambda env, params: InventoryBot(strategy=1)}
+BOT_TABLE["PrisonersDilemmaInTheMatrix"] = IN_THE_MATRIX_BOTS
+BOT_TABLE["StagHuntInTheMatrix"] = IN_THE_MATRIX_BOTS
 COOPETITION_BOTS: dict[str, Callable[[FunctionalEnv, Any], Policy]] = {
     "cooperator": lambda env, params: Constant(1.0),
     "reciprocator": lambda env, params: TitForTat(relative=True),

@@ -6,6 +6,7 @@ from motivegym.envs.spatial.coin_game import CoinGame
 from motivegym.envs.spatial.coin_game_jaxmarl import CoinGameJaxMARL
 from motivegym.envs.spatial.coop_mining import CoopMining
 from motivegym.envs.spatial.harvest import Harvest
+from motivegym.envs.spatial.in_the_matrix import PrisonersDilemmaInTheMatrix, StagHuntInTheMatrix
 from motivegym.envs.spatial.mushrooms import Mushrooms
 
 #: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
@@ -16,6 +17,8 @@ SPATIAL_ENVS = [
     (CoinGameJaxMARL, "sequential prisoner's dilemma"),
     (CoopMining, "spatial stag hunt (joint gold mining)"),
     (Mushrooms, "collective action with externalities (mushroom eating)"),
+    (PrisonersDilemmaInTheMatrix, "prisoner's dilemma in the matrix (inventory strategies)"),
+    (StagHuntInTheMatrix, "stag hunt in the matrix (inventory strategies)"),
 ]
 
 for _cls, _mechanism in SPATIAL_ENVS:

@@ -71,6 +71,27 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "payoff_matrix": real_array((2, 3), note="row i: player i's own coin, other's coin, penalty when its coin is taken"),
         "egocentric": flag(),
     },
+    "InTheMatrix": {
+        "max_steps": integer(1),
+        "row_matrix": real_array((2, 2), note="row player's (the firer's) payoffs [own strategy, partner's strategy]"),
+        "col_matrix": real_array((2, 2), note="column player's (the target's) payoffs [row strategy, column strategy]"),
+        "initial_inventory": real(0.0, note="of each resource class, at reset and after every interaction"),
+        "respawn_delay": integer(1),
+        "freeze_steps": integer(0),
+        "cooldown_steps": integer(0),
+        "regrowth_rate": real(0.0, 1.0),
+        "regrowth_delay": integer(0),
+        "resource_health": integer(1),
+        "layout": layout(note="legend: '#' wall, 'P' spawn, '1'/'2' resources, 'a' class drawn at reset"),
+        "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+        "view_ahead": integer(0),
+        "view_behind": integer(0),
+        "view_side": integer(0),
+        "beam_length": integer(1),
+        "beam_width": BEAM_WIDTH,
+        "require_ready": flag(),
+        "refill_when_all_removed": flag(),
+    },
 }
 
 #: keywords the grid envs consume themselves (not fields)
@@ -81,6 +102,7 @@ KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
             note="'ssd': SSD's maps and rules; 'meltingpot': Melting Pot's; 'meltingpot_closed'/'meltingpot_partnership': Harvest only (docs/spatial_presets.md)",
         )
     },
+    "InTheMatrix": {"preset": choice("default", "repeated", default="'default'", note="'repeated': Melting Pot's two-player __repeated substrate")},
 }
 
 PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
