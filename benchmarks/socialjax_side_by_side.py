@@ -52,19 +52,23 @@ PAIRS: dict[str, Pair] = {
         {"num_agents": 8, "grid_size": (24, 25), "num_inner_steps": 1000},
         note="24x25 Melting Pot arena, 8 agents; SocialJax's default map has 12 fixed resources and no 'a' cells",
     ),
-    "coop_mining": Pair("CoopMining-v0", {}, "coop_mining", {}, note="add the matching kwargs when CoopMining-v0 lands"),
-    "mushrooms": Pair("ExternalityMushrooms-v0", {}, "mushrooms", {}, note="add the matching kwargs when the env lands"),
+    "coop_mining": Pair(
+        "CoopMining-v0", {}, "coop_mining", {"num_agents": 6, "num_inner_steps": 1000, "num_outer_steps": 1, "cnn": True},
+        note="27x27 Melting Pot map, 6 agents; SocialJax pays gold only to the finishing miner, no mine cooldown",
+    ),
+    "mushrooms": Pair(
+        "Mushrooms-v0", {}, "mushrooms", {"num_agents": 5, "num_inner_steps": 1000, "num_outer_steps": 1, "cnn": True},
+        note="5 agents; maps differ: ours Melting Pot's dense 14x23 map, SocialJax a 12x23 open grid",
+    ),
     "gift": Pair("GiftRefinements-v0", {}, "gift", {}, note="add the matching kwargs when the env lands"),
     "territory": Pair("Territory-v0", {}, "territory_open", {}, note="add the matching kwargs when the env lands"),
     "harvest": Pair(
-        "Harvest-v0",
-        {"n_agents": 7},
-        "harvest_common_open",
-        {"num_agents": 7},
-        note="maps differ: ours 18x30, SocialJax's commons_harvest__open map",
-    ),  # fmt: skip
+        "Harvest-v0", {"preset": "meltingpot"}, "harvest_common_open", {"num_agents": 7},
+        note="7 agents; ours Melting Pot's commons_harvest__open map with its border (18x24), SocialJax's grid_size (16, 22)",
+    ),
     "cleanup": Pair(
-        "Cleanup-v0", {"n_agents": 7}, "clean_up", {"num_agents": 7}, note="maps differ: ours vs Melting Pot's clean_up map"
+        "Cleanup-v0", {"preset": "meltingpot"}, "clean_up", {"num_agents": 7},
+        note="7 agents; ours Melting Pot's clean_up map (21x30), SocialJax's own clean_up map",
     ),
 }
 
