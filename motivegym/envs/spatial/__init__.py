@@ -4,6 +4,7 @@ from motivegym.core.registry import EnvSpec, register
 from motivegym.envs.spatial.cleanup import Cleanup
 from motivegym.envs.spatial.coin_game import CoinGame
 from motivegym.envs.spatial.coin_game_jaxmarl import CoinGameJaxMARL
+from motivegym.envs.spatial.gift_refinement import GiftRefinement
 from motivegym.envs.spatial.harvest import Harvest
 
 #: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
@@ -12,6 +13,7 @@ SPATIAL_ENVS = [
     (Cleanup, "public good (river cleaning)"),
     (CoinGame, "sequential prisoner's dilemma"),
     (CoinGameJaxMARL, "sequential prisoner's dilemma"),
+    (GiftRefinement, "trust / gift exchange"),
 ]
 
 for _cls, _mechanism in SPATIAL_ENVS:

@@ -61,6 +61,22 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "payoff_matrix": real_array((2, 3), note="row i: player i's own coin, other's coin, penalty when its coin is taken"),
         "egocentric": flag(),
     },
+    "GiftRefinement": {
+        "max_steps": integer(1),
+        "gift_cooldown": integer(1),
+        "gift_multiplier": integer(1),
+        "capacity": integer(1),
+        "token_values": real_array(("levels",), 0.0, note="payoff per consumed token of each refinement level"),
+        "regrow_prob": real(0.0, 1.0),
+        "initial_token_prob": real(0.0, 1.0),
+        "layout": layout(requirement="'T' marks token cells"),
+        "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+        "levels": integer(1, 16),
+        "gift_beam_length": integer(1),
+        "view_ahead": integer(0),
+        "view_behind": integer(0),
+        "view_side": integer(0),
+    },
 }
 
 #: keywords the grid envs consume themselves (not fields)
