@@ -6,6 +6,7 @@ from motivegym.envs.spatial.coin_game import CoinGame
 from motivegym.envs.spatial.coin_game_jaxmarl import CoinGameJaxMARL
 from motivegym.envs.spatial.gift_refinement import GiftRefinement
 from motivegym.envs.spatial.harvest import Harvest
+from motivegym.envs.spatial.territory import Territory
 
 #: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
 SPATIAL_ENVS = [
@@ -14,6 +15,7 @@ SPATIAL_ENVS = [
     (CoinGame, "sequential prisoner's dilemma"),
     (CoinGameJaxMARL, "sequential prisoner's dilemma"),
     (GiftRefinement, "trust / gift exchange"),
+    (Territory, "territory / property conflict"),
 ]
 
 for _cls, _mechanism in SPATIAL_ENVS:

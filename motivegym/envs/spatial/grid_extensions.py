@@ -4,8 +4,8 @@ Candidates to fold into ``grid.py`` (they depend only on it):
 
 * :func:`parse_layout_with`: maps with extra characters (token cells, claimable resources) on top of the
   shared legend, without widening ``grid.LEGEND`` for every env;
-* :func:`first_agent_hits`: a beam whose every lane stops at the first agent it meets (Melting Pot's gift
-  and zap beams; ``grid.beam_hits`` passes through agents);
+* :func:`first_agent_hits` / :func:`first_hits`: a beam whose every lane stops at the first agent (or blocking
+  cell) it meets (Melting Pot's gift and zap beams; ``grid.beam_hits`` passes through agents);
 * :func:`tick_cooldown`: a beam cooldown counter (Melting Pot's ``cooldownTime``);
 * :func:`window_values`: each agent's egocentric window of an integer grid (e.g. cell owners), for
   observations that differ per observer (own vs others' claims).
@@ -47,6 +47,21 @@ def first_agent_hits(cells: Array, reach: Array, firing: Array, agents_pos: Arra
     occupied = jnp.any(covers, axis=-1)  # [n, w, L]
     first = occupied & (jnp.cumsum(occupied, axis=-1) == 1)
     return jnp.any(covers & first[..., None], axis=(1, 2)) & firing[:, None]
+
+
+def first_hits(cells: Array, reach: Array, firing: Array, agents_pos: Array, targetable: Array, blocking: Array) -> tuple[Array, Array]:
+    """Like :func:`first_agent_hits`, but a lane also stops at the first cell of ``blocking [H, W]`` (which it hits).
+
+    Returns ``(agent_hits [n_firer, n_target], cell_hits [n, width, length])``: each lane of a firing agent hits
+    its first targetable agent or its first blocking cell, whichever comes first (an agent never stands on a
+    blocking cell)."""
+    n = agents_pos.shape[0]
+    covers = jnp.all(cells[:, :, :, None, :] == agents_pos[None, None, None, :, :], axis=-1)  # [n, w, L, m]
+    covers = covers & reach[..., None] & targetable[None, None, None, :] & ~jnp.eye(n, dtype=bool)[:, None, None, :]
+    blocked = read_cells(blocking, cells, outside=False) & reach
+    stop = jnp.any(covers, axis=-1) | blocked
+    first = stop & (jnp.cumsum(stop, axis=-1) == 1) & firing[:, None, None]
+    return jnp.any(covers & first[..., None], axis=(1, 2)), first & blocked
 
 
 def tick_cooldown(cooldown: Array, fired: Array, period: Array) -> Array:

@@ -77,11 +77,32 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "view_behind": integer(0),
         "view_side": integer(0),
     },
+    "Territory": {
+        "max_steps": integer(1),
+        "resource_reward": real(0.0),
+        "reward_rate": real(0.0, 1.0),
+        "reward_delay": integer(0),
+        "resource_health": integer(1),
+        "repair_delay": integer(0),
+        "repair_prob": real(0.0, 1.0),
+        "zap_cooldown": integer(1),
+        "freeze_steps": integer(0),
+        "mark_steps": integer(0),
+        "layout": layout(requirement="'R' marks claimable resources"),
+        "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+        "claim_beam_length": integer(1),
+        "zap_beam_length": integer(1),
+        "zap_beam_width": BEAM_WIDTH,
+        "view_ahead": integer(0),
+        "view_behind": integer(0),
+        "view_side": integer(0),
+    },
 }
 
 #: keywords the grid envs consume themselves (not fields)
 KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
     "GridDilemma": {"preset": choice("default", "ssd", default="'default'", note="'ssd': SSD's maps and rules (docs/spatial_presets.md)")},
+    "Territory": {"preset": choice("open", "rooms", default="'open'", note="Melting Pot's territory__open or territory__rooms map")},
 }
 
 PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
