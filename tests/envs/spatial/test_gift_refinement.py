@@ -39,8 +39,11 @@ def placed(env, params, pos, orient, inventory, tokens=(), cooldown=None):
     return dataclasses.replace(state, agents=agents, tokens=jnp.asarray(grid), inventory=jnp.asarray(inventory, jnp.int32), cooldown=cooldown)
 
 
+JIT_STEP = jax.jit(GiftRefinement().step)  # one compilation per params object
+
+
 def step(env, params, state, actions, key=1):
-    return env.step(jax.random.PRNGKey(key), state, jnp.asarray(actions), params)
+    return JIT_STEP(jax.random.PRNGKey(key), state, jnp.asarray(actions), params)
 
 
 # ----- picking up -----

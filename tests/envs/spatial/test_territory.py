@@ -46,8 +46,11 @@ def placed(pos, orient, owner=(), params=PARAMS):
     return dataclasses.replace(state, agents=agents, owner=jnp.asarray(grid), claim_age=jnp.asarray(age, jnp.int32))
 
 
+JIT_STEP = jax.jit(ENV.step)  # one compilation per params object
+
+
 def step(state, actions, key=1, params=PARAMS):
-    return ENV.step(jax.random.PRNGKey(key), state, jnp.asarray(actions), params)
+    return JIT_STEP(jax.random.PRNGKey(key), state, jnp.asarray(actions), params)
 
 
 # ----- claiming -----
