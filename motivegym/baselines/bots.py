@@ -25,6 +25,10 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
   removes nobody and only costs (−1 to fire, −50 to the hit agent);
 * Cleanup: river cleaner ``GridForager(cleaners=n)`` / — / greedy forager that tags (not under ``preset="ssd"``);
 * CoinGame: ``CoinChaser(own_only=True)`` / — / ``CoinChaser(own_only=False)``;
+* GiftRefinement: ``TokenTrader(gift=True)`` (gifts lower tokens to the agents it meets, consumes top-level ones) / — /
+  ``TokenTrader(gift=False)`` (consumes every token at once); Territory: ``TerritoryBot(aggressive=False)`` (claims
+  only unclaimed resources, never zaps) / — / ``TerritoryBot(aggressive=True)`` (zaps and steals claims); both in
+  :mod:`motivegym.baselines.gift_territory_bots`;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin).
 
@@ -41,6 +45,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from motivegym.baselines.gift_territory_bots import TerritoryBot, TokenTrader
 from motivegym.baselines.heuristics import CoinChaser, GridForager, per_agent
 from motivegym.baselines.policies import Constant, Policy, PolicyState, TitForTat
 from motivegym.core.env import FunctionalEnv
@@ -227,6 +232,14 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
     "CoinGameJaxMARL": {
         "cooperator": lambda env, params: JaxMARLCoinChaser(own_only=True),
         "defector": lambda env, params: JaxMARLCoinChaser(own_only=False),
+    },
+    "GiftRefinement": {
+        "cooperator": lambda env, params: TokenTrader(gift=True),
+        "defector": lambda env, params: TokenTrader(gift=False),
+    },
+    "Territory": {
+        "cooperator": lambda env, params: TerritoryBot(aggressive=False),
+        "defector": lambda env, params: TerritoryBot(aggressive=True),
     },
 }
 COOPETITION_BOTS: dict[str, Callable[[FunctionalEnv, Any], Policy]] = {
