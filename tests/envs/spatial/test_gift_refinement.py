@@ -285,3 +285,25 @@ def test_doors_agree_gymnasium_pettingzoo_and_make_vec():
     obs, _ = vec.reset(seed=1)
     assert obs.shape[0] == 2
     vec.close()
+
+
+# ----- scripted bots (motivegym.baselines.gift_territory_bots) -----
+def test_bots_defector_consumes_at_once_cooperator_gifts_refinable_tokens_and_consumes_top_ones():
+    from motivegym.baselines.bots import make_bot
+    from motivegym.baselines.gift_territory_bots import TokenTrader
+
+    env, params = small_env()
+    assert make_bot("GiftRefinement-v0", "cooperator", env, params).gift is True
+    state = placed(env, params, [[1, 1], [1, 3], [2, 7]], [E, W, N], [[1, 0, 0], [0, 2, 0], [0, 0, 1]], tokens=[(1, 2)])
+    obs = env.observe(state, params)
+    defector, cooperator = TokenTrader(gift=False, epsilon=0.0), TokenTrader(gift=True, epsilon=0.0)
+    defect, _ = defector(jax.random.PRNGKey(0), obs, defector.init(env, params))
+    cooperate, _ = cooperator(jax.random.PRNGKey(0), obs, cooperator.init(env, params))
+    np.testing.assert_array_equal(defect, [CONSUME, CONSUME, CONSUME])
+    np.testing.assert_array_equal(cooperate, [GIFT, GIFT, CONSUME])  # agents 0 and 1 face each other; 2 holds a top token
+    cooling = dataclasses.replace(state, cooldown=jnp.array([2, 0, 0]))
+    waiting, _ = cooperator(jax.random.PRNGKey(0), env.observe(cooling, params), cooperator.init(env, params))
+    assert int(waiting[0]) == NOOP  # partner in the lane, beam not ready
+    empty = placed(env, params, [[1, 1], [1, 7], [2, 7]], [E, W, N], [[0, 0, 0]] * 3, tokens=[(1, 3)])
+    forage, _ = cooperator(jax.random.PRNGKey(0), env.observe(empty, params), cooperator.init(env, params))
+    assert int(forage[0]) == FORWARD

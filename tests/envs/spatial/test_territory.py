@@ -241,3 +241,22 @@ def test_doors_agree_gymnasium_pettingzoo_and_make_vec():
     obs, _ = vec.reset(seed=1)
     assert obs.shape[0] == 2
     vec.close()
+
+
+# ----- scripted bots (motivegym.baselines.gift_territory_bots) -----
+def test_bots_defector_zaps_and_steals_cooperator_claims_only_unclaimed_and_never_zaps():
+    from motivegym.baselines.bots import make_bot
+    from motivegym.baselines.gift_territory_bots import TerritoryBot
+
+    assert make_bot("Territory-v0", "defector", ENV, PARAMS).aggressive is True
+    peaceful, hostile = TerritoryBot(aggressive=False, epsilon=0.0), TerritoryBot(aggressive=True, epsilon=0.0)
+
+    def acts(policy, state):
+        return np.asarray(policy(jax.random.PRNGKey(0), ENV.observe(state, PARAMS), policy.init(ENV, PARAMS))[0])
+
+    close = placed([[2, 1], [2, 3], [1, 8]], [E, W, W])  # agent 1 within agent 0's zap reach
+    assert acts(hostile, close)[0] == ZAP and acts(peaceful, close)[0] != ZAP
+    unclaimed = placed([[3, 2], [1, 8], [4, 1]], [E, W, N])  # lane (3, 3) floor, (3, 4) unclaimed
+    assert acts(peaceful, unclaimed)[0] == CLAIM and acts(hostile, unclaimed)[0] == CLAIM
+    theirs = placed([[3, 3], [1, 8], [4, 1]], [E, W, N], owner=[((3, 4), 1)])  # lane (3, 4) agent 1's, (3, 5) unclaimed
+    assert acts(hostile, theirs)[0] == CLAIM and acts(peaceful, theirs)[0] not in (CLAIM, ZAP)
