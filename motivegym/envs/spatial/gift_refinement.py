@@ -229,7 +229,9 @@ class GiftRefinement(FunctionalEnv):
         if params.levels < 1:
             raise ValueError(f"{where}: levels must be >= 1, got {params.levels}")
         if params.token_values.shape != (params.levels,):
-            raise ValueError(f"{where}: token_values must have one value per level ({params.levels}), got shape {params.token_values.shape}")
+            raise ValueError(
+                f"{where}: token_values must have one value per level ({params.levels}), got shape {params.token_values.shape}"
+            )
 
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(GiftRefinementParams))
@@ -300,7 +302,10 @@ class GiftRefinement(FunctionalEnv):
         tokens = tokens | (draws & jnp.asarray(self.token_cells_mask(params)) & ~blocked)
 
         new_state = GiftRefinementState(
-            agents=agents, tokens=tokens, inventory=inventory, cooldown=tick_cooldown(state.cooldown, fired, params.gift_cooldown),
+            agents=agents,
+            tokens=tokens,
+            inventory=inventory,
+            cooldown=tick_cooldown(state.cooldown, fired, params.gift_cooldown),
             t=state.t + 1,
         )
         truncated = new_state.t >= params.max_steps
@@ -331,7 +336,9 @@ class GiftRefinement(FunctionalEnv):
 
     def observe(self, state: GiftRefinementState, params: GiftRefinementParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+        views = egocentric_views(
+            channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side
+        )
         row, col = view_centre(params.view_ahead, params.view_side)
         c = channels.shape[-1]
         keep = np.ones(views.shape[-1], np.float32)
@@ -366,7 +373,10 @@ class GiftRefinement(FunctionalEnv):
         inventory = np.asarray(state.inventory)
         lines = [f"{self.name}  step {int(state.t)}/{int(params.max_steps)}  (o token, digits agents)"]
         lines += ["".join(row) for row in chars]
-        lines += ["inventories (raw..top): " + " ".join(f"{agent_symbol(i)}:{'/'.join(map(str, inventory[i]))}" for i in range(pos.shape[0]))]
+        lines += [
+            "inventories (raw..top): "
+            + " ".join(f"{agent_symbol(i)}:{'/'.join(map(str, inventory[i]))}" for i in range(pos.shape[0]))
+        ]
         return "\n".join(lines)
 
     def render_rgb(self, state: GiftRefinementState, params: Any) -> np.ndarray:

@@ -49,7 +49,9 @@ def first_agent_hits(cells: Array, reach: Array, firing: Array, agents_pos: Arra
     return jnp.any(covers & first[..., None], axis=(1, 2)) & firing[:, None]
 
 
-def first_hits(cells: Array, reach: Array, firing: Array, agents_pos: Array, targetable: Array, blocking: Array) -> tuple[Array, Array]:
+def first_hits(
+    cells: Array, reach: Array, firing: Array, agents_pos: Array, targetable: Array, blocking: Array
+) -> tuple[Array, Array]:
     """Like :func:`first_agent_hits`, but a lane also stops at the first cell of ``blocking [H, W]`` (which it hits).
 
     Returns ``(agent_hits [n_firer, n_target], cell_hits [n, width, length])``: each lane of a firing agent hits
@@ -76,4 +78,3 @@ def window_values(grid: Array, pos: Array, orient: Array, ahead: int, behind: in
     """``[n, ahead + behind + 1, 2·side + 1]``: ``grid [H, W]`` read at each agent's rotated window (``grid.view_cells``),
     ``outside`` off the grid."""
     return read_cells(grid, view_cells(pos, orient, ahead, behind, side), outside=outside)
-

@@ -340,7 +340,9 @@ class Territory(FunctionalEnv):
         claim_cells = beam_cells(agents.pos, agents.orient, params.claim_beam_length, 1)
         claim_reach = beam_reach(claim_cells, fixed_walls) & fired_claim[:, None, None]
         claim_rows = jnp.where(claim_reach, claim_cells[..., 0], shape[0]).reshape(n, -1)
-        beam = jax.vmap(lambda r, c: jnp.zeros(shape, bool).at[r, c].set(True, mode="drop"))(claim_rows, claim_cells[..., 1].reshape(n, -1))
+        beam = jax.vmap(lambda r, c: jnp.zeros(shape, bool).at[r, c].set(True, mode="drop"))(
+            claim_rows, claim_cells[..., 1].reshape(n, -1)
+        )
         claims = (touch | beam) & intact[None]
         new_owner, changed = resolve_claims(claim_key, claims, owner)
         stolen_cells = changed & (owner >= 0)
@@ -417,10 +419,14 @@ class Territory(FunctionalEnv):
         a, b, s = params.view_ahead, params.view_behind, params.view_side
         n = params.n_agents
         shared = egocentric_views(self.shared_channels(state, params), pos, orient, a, b, s).reshape(n, -1, 4)
-        owners = window_values(jnp.where(self.intact(state, params), state.owner, -1), pos, orient, a, b, s, outside=-1).reshape(n, -1)
+        owners = window_values(jnp.where(self.intact(state, params), state.owner, -1), pos, orient, a, b, s, outside=-1).reshape(
+            n, -1
+        )
         own = owners == jnp.arange(n)[:, None]
         other = (owners >= 0) & ~own
-        cells = jnp.stack([shared[..., 0], shared[..., 1], own, other, shared[..., 2], shared[..., 3]], axis=-1).astype(jnp.float32)
+        cells = jnp.stack([shared[..., 0], shared[..., 1], own, other, shared[..., 2], shared[..., 3]], axis=-1).astype(
+            jnp.float32
+        )
         row, col = view_centre(a, s)
         cells = cells.at[:, row * (2 * s + 1) + col, 5].set(0.0)  # the observer's own body
         present = on_map(state.agents)

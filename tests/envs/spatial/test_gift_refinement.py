@@ -36,7 +36,9 @@ def placed(env, params, pos, orient, inventory, tokens=(), cooldown=None):
     n = len(pos)
     agents = AgentState(pos=jnp.asarray(pos, jnp.int32), orient=jnp.asarray(orient, jnp.int32), timeout=jnp.zeros(n, jnp.int32))
     cooldown = jnp.zeros(n, jnp.int32) if cooldown is None else jnp.asarray(cooldown, jnp.int32)
-    return dataclasses.replace(state, agents=agents, tokens=jnp.asarray(grid), inventory=jnp.asarray(inventory, jnp.int32), cooldown=cooldown)
+    return dataclasses.replace(
+        state, agents=agents, tokens=jnp.asarray(grid), inventory=jnp.asarray(inventory, jnp.int32), cooldown=cooldown
+    )
 
 
 JIT_STEP = jax.jit(GiftRefinement().step)  # one compilation per params object
@@ -212,7 +214,9 @@ def test_registered_defaults_match_melting_pot():
     assert spec.family == "dilemmas" and spec.default_reward == "private"
     env, params = motivegym.make_jax("GiftRefinement-v0")
     assert env.n_agents(params) == 6 and env.num_actions(params) == 9 and env.layout(params).shape == (27, 27)
-    assert int(params.gift_multiplier) == 5 and int(params.capacity) == 15 and params.levels == 3 and int(params.gift_cooldown) == 3
+    assert (
+        int(params.gift_multiplier) == 5 and int(params.capacity) == 15 and params.levels == 3 and int(params.gift_cooldown) == 3
+    )
     assert env.observation_size(params) == 11 * 11 * 3 + 3 + 1
     assert int(env.token_cells_mask(params).sum()) == 538 and len(env.layout(params).spawn_points) == 18
 
@@ -228,7 +232,9 @@ def test_same_key_same_trajectory_under_jit_and_vmap():
         def body(states, step_key):
             action_key, env_key = jax.random.split(step_key)
             actions = jax.random.randint(action_key, (4, 3), 0, 9)
-            states, obs, payoffs, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(jax.random.split(env_key, 4), states, actions, params)
+            states, obs, payoffs, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(env_key, 4), states, actions, params
+            )
             return states, (obs, payoffs, done)
 
         return jax.lax.scan(body, states, jax.random.split(key, 12))
@@ -270,7 +276,15 @@ def test_renders():
 
 
 def test_doors_agree_gymnasium_pettingzoo_and_make_vec():
-    kwargs = {"layout": SMALL, "n_agents": 3, "max_steps": 6, "initial_token_prob": 0.8, "view_ahead": 2, "view_behind": 1, "view_side": 1}
+    kwargs = {
+        "layout": SMALL,
+        "n_agents": 3,
+        "max_steps": 6,
+        "initial_token_prob": 0.8,
+        "view_ahead": 2,
+        "view_behind": 1,
+        "view_side": 1,
+    }
     rng = np.random.default_rng(0)
     actions = rng.integers(0, 9, (6, 3))
     gym = gymnasium.make("motivegym/GiftRefinement-v0", scalarize=None, **kwargs)

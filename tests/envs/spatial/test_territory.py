@@ -85,7 +85,9 @@ def test_claims_pay_only_their_claimant_and_never_without_reward_rate():
     np.testing.assert_array_equal(payoffs, [0.0, 2.0, 1.0])
     np.testing.assert_array_equal(info["paying"], [0, 2, 1])
     _, never = small_env(reward_rate=0.0)
-    _, _, payoffs, _, _ = step(placed([[1, 1], [4, 1], [1, 8]], [W, N, E], owner=[((1, 5), 1)], params=never), [NOOP] * 3, params=never)
+    _, _, payoffs, _, _ = step(
+        placed([[1, 1], [4, 1], [1, 8]], [W, N, E], owner=[((1, 5), 1)], params=never), [NOOP] * 3, params=never
+    )
     assert float(payoffs.sum()) == 0.0
 
 
@@ -123,7 +125,9 @@ def test_the_zap_stops_at_the_first_agent_and_the_mark_wears_off():
     state = placed([[2, 1], [2, 2], [2, 3]], [E, W, W])
     state, _, _, _, info = step(state, [ZAP, NOOP, NOOP])
     np.testing.assert_array_equal(info["zap_hits"][0], [False, True, False])
-    np.testing.assert_array_equal(sanction(jnp.array([1, 1, 2, 0]), jnp.array([0, 3, 0, 5])), [[True, False, False, False], [False, True, True, False]])
+    np.testing.assert_array_equal(
+        sanction(jnp.array([1, 1, 2, 0]), jnp.array([0, 3, 0, 5])), [[True, False, False, False], [False, True, True, False]]
+    )
     _, short = small_env(mark_steps=2, freeze_steps=1)
     state = placed([[2, 1], [2, 2], [1, 8]], [E, W, W], params=short)
     for t in range(5):  # zaps on steps 0 and 4; the mark lasted 2 steps, so the second zap only freezes again
@@ -163,7 +167,11 @@ def test_registered_defaults_match_melting_pot_open_and_rooms():
     assert spec.family == "dilemmas" and spec.default_reward == "private"
     env, params = motivegym.make_jax("Territory-v0")
     assert env.n_agents(params) == 9 and env.num_actions(params) == 9 and env.layout(params).shape == (23, 39)
-    assert int(env.resource_mask(params).sum()) == 88 and float(params.reward_rate) == pytest.approx(0.01) and int(params.reward_delay) == 25
+    assert (
+        int(env.resource_mask(params).sum()) == 88
+        and float(params.reward_rate) == pytest.approx(0.01)
+        and int(params.reward_delay) == 25
+    )
     assert env.observation_size(params) == 11 * 11 * 6 + 3
     env, rooms = motivegym.make_jax("Territory-v0", preset="rooms")
     assert env.layout(rooms).shape == (21, 21) and int(env.resource_mask(rooms).sum()) == 180
@@ -188,7 +196,9 @@ def test_same_key_same_trajectory_under_jit_and_vmap():
         def body(states, step_key):
             action_key, env_key = jax.random.split(step_key)
             actions = jax.random.randint(action_key, (4, 3), 0, 9)
-            states, obs, payoffs, done, _ = jax.vmap(ENV.step, in_axes=(0, 0, 0, None))(jax.random.split(env_key, 4), states, actions, PARAMS)
+            states, obs, payoffs, done, _ = jax.vmap(ENV.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(env_key, 4), states, actions, PARAMS
+            )
             return states, (obs, payoffs, done)
 
         return jax.lax.scan(body, states, jax.random.split(key, 30))
