@@ -27,11 +27,11 @@ from motivegym.envs.spatial.grid import (
     beam_reach,
     decode_actions,
     egocentric_views,
-    in_bounds,
     initial_agents,
     move,
     occupancy,
     on_map,
+    read_cells,
     render_rgb_grid,
     turn,
     validate_layout,
@@ -141,14 +141,25 @@ class TerritoryState:
     t: Array  # int32 steps taken
 
 
-def resolve_claims(key: Array, claims: Array, owner: Array) -> tuple[Array, Array]:
-    """``(new owner [H, W], changed [H, W])`` from ``claims [n, H, W]``: where several agents claim a cell in one step a
-    uniformly random one of them wins; claiming one's own cell changes nothing (Melting Pot ``Resource:_claim``)."""
-    priority = jax.random.uniform(key, claims.shape) + claims.astype(jnp.float32)  # claimants score in [1, 2)
-    winner = jnp.argmax(priority, axis=0).astype(jnp.int32)
-    claimed = jnp.any(claims, axis=0)
-    new_owner = jnp.where(claimed, winner, owner)
+def resolve_claims(key: Array, cells: Array, valid: Array, owner: Array) -> tuple[Array, Array]:
+    """``(new owner [H, W], changed [H, W])`` from each agent's claimed ``cells [n, k, 2]`` (``valid [n, k]``): where several
+    agents claim a cell in one step a uniformly random one of them wins (each agent draws one priority per step; the
+    highest claimant of a cell wins it); claiming one's own cell changes nothing (Melting Pot ``Resource:_claim``)."""
+    n, k = valid.shape
+    shape = owner.shape
+    priority = jnp.broadcast_to(jax.random.uniform(key, (n, 1)), (n, k))
+    rows = jnp.where(valid, cells[..., 0], shape[0])  # invalid claims: dropped
+    best = jnp.full(shape, -1.0).at[rows, cells[..., 1]].max(priority, mode="drop")
+    wins = valid & (read_cells(best, cells, outside=-1.0) == priority)
+    agent = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32)[:, None], (n, k))
+    winner = jnp.full(shape, -1, jnp.int32).at[jnp.where(wins, rows, shape[0]), cells[..., 1]].set(agent, mode="drop")
+    new_owner = jnp.where(winner >= 0, winner, owner)
     return new_owner, new_owner != owner
+
+
+def count_per_agent(owner: Array, mask: Array, n: int) -> Array:
+    """int32 ``[n]``: cells of ``mask`` owned by each agent (a ``bincount`` over the owner grid, −1 ignored)."""
+    return jnp.bincount(jnp.where(mask, owner, -1).ravel() + 1, length=n + 1)[1:].astype(jnp.int32)
 
 
 def sanction(hit_count: Array, marked: Array) -> tuple[Array, Array]:
@@ -334,17 +345,12 @@ class Territory(FunctionalEnv):
         # claims by the agents still on the map: the cell ahead (touch), then the claim beam
         staying = present & ~remove
         ahead = agents.pos + jnp.asarray(DIRECTIONS)[agents.orient]
-        ahead_rows = jnp.where(in_bounds(ahead, shape), ahead[:, 0], shape[0])  # off the grid: dropped
-        touch = jnp.zeros((n,) + shape, bool).at[jnp.arange(n), ahead_rows, ahead[:, 1]].set(staying, mode="drop")
         fired_claim = (decoded == CLAIM) & staying
-        claim_cells = beam_cells(agents.pos, agents.orient, params.claim_beam_length, 1)
-        claim_reach = beam_reach(claim_cells, fixed_walls) & fired_claim[:, None, None]
-        claim_rows = jnp.where(claim_reach, claim_cells[..., 0], shape[0]).reshape(n, -1)
-        beam = jax.vmap(lambda r, c: jnp.zeros(shape, bool).at[r, c].set(True, mode="drop"))(
-            claim_rows, claim_cells[..., 1].reshape(n, -1)
-        )
-        claims = (touch | beam) & intact[None]
-        new_owner, changed = resolve_claims(claim_key, claims, owner)
+        claim_cells = beam_cells(agents.pos, agents.orient, params.claim_beam_length, 1).reshape(n, -1, 2)
+        claim_reach = beam_reach(claim_cells, fixed_walls) & fired_claim[:, None]
+        cells = jnp.concatenate([ahead[:, None, :], claim_cells], axis=1)  # [n, 1 + claim_beam_length, 2]
+        valid = jnp.concatenate([staying[:, None], claim_reach], axis=1) & read_cells(intact, cells, outside=False)
+        new_owner, changed = resolve_claims(claim_key, cells, valid, owner)
         stolen_cells = changed & (owner >= 0)
         owner = new_owner
         claim_age = jnp.where(changed, 0, claim_age)
@@ -352,7 +358,7 @@ class Territory(FunctionalEnv):
         # payoffs from matured claims
         matured = intact & (owner >= 0) & (claim_age >= params.reward_delay)
         pays = matured & (jax.random.uniform(reward_key, shape) < params.reward_rate)
-        paying = jnp.sum(pays[None] & (owner[None] == jnp.arange(n)[:, None, None]), axis=(1, 2)).astype(jnp.int32)
+        paying = count_per_agent(owner, pays, n)
         payoffs = params.resource_reward * paying.astype(jnp.float32)
 
         # self-repair, countdowns
@@ -376,7 +382,6 @@ class Territory(FunctionalEnv):
         )
         truncated = new_state.t >= params.max_steps
         terminated = jnp.bool_(False)
-        per_agent = owner[None] == jnp.arange(n)[:, None, None]
         info = self.describe(new_state, params)
         info.update(
             {
@@ -384,8 +389,8 @@ class Territory(FunctionalEnv):
                 "fired_claim": fired_claim,
                 "zap_hits": zap_hits,
                 "removed_now": remove,
-                "new_claims": jnp.sum(per_agent & changed[None], axis=(1, 2)).astype(jnp.int32),
-                "stolen": jnp.sum(per_agent & stolen_cells[None], axis=(1, 2)).astype(jnp.int32),
+                "new_claims": count_per_agent(owner, changed, n),
+                "stolen": count_per_agent(owner, stolen_cells, n),
                 "resources_destroyed": jnp.sum(newly_destroyed).astype(jnp.int32),
                 "paying": paying,
                 "terminated": terminated,
@@ -396,7 +401,7 @@ class Territory(FunctionalEnv):
 
     def describe(self, state: TerritoryState, params: Any) -> Info:
         n = params.n_agents
-        claimed = jnp.sum(state.owner[None] == jnp.arange(n)[:, None, None], axis=(1, 2)).astype(jnp.int32)
+        claimed = count_per_agent(state.owner, state.owner >= 0, n)
         return {
             "step": state.t,
             "claimed": claimed,

@@ -92,11 +92,11 @@ def test_claims_pay_only_their_claimant_and_never_without_reward_rate():
 
 
 def test_simultaneous_claims_of_one_cell_go_to_a_random_claimant():
-    claims = jnp.zeros((2, 1, 1), bool).at[:, 0, 0].set(True)
-    winners = {int(resolve_claims(jax.random.PRNGKey(k), claims, jnp.full((1, 1), -1))[0][0, 0]) for k in range(20)}
+    cells, both = jnp.zeros((2, 1, 2), jnp.int32), jnp.ones((2, 1), bool)  # agents 0 and 1 both claim cell (0, 0)
+    winners = {int(resolve_claims(jax.random.PRNGKey(k), cells, both, jnp.full((1, 1), -1))[0][0, 0]) for k in range(20)}
     assert winners == {0, 1}
-    own = jnp.zeros((2, 1, 1), bool).at[0, 0, 0].set(True)
-    owner, changed = resolve_claims(jax.random.PRNGKey(0), own, jnp.zeros((1, 1), jnp.int32))
+    only_first = jnp.array([[True], [False]])
+    owner, changed = resolve_claims(jax.random.PRNGKey(0), cells, only_first, jnp.zeros((1, 1), jnp.int32))
     assert int(owner[0, 0]) == 0 and not bool(changed[0, 0])  # re-claiming one's own cell changes nothing
 
 
