@@ -31,6 +31,10 @@ What each role plays (``BOT_TABLE`` is the data; ``describe_bot`` prints a row):
 * PrisonersDilemmaInTheMatrix / StagHuntInTheMatrix: ``InventoryBot(strategy=0)`` (collects only cooperate / stag
   resources, then seeks a ready partner and interacts) / — / ``InventoryBot(strategy=1)`` (only defect / hare);
   see :mod:`motivegym.baselines.matrix_bots`;
+* GiftRefinement: ``TokenTrader(gift=True)`` (gifts lower tokens to the agents it meets, consumes top-level ones) / — /
+  ``TokenTrader(gift=False)`` (consumes every token at once); Territory: ``TerritoryBot(aggressive=False)`` (claims
+  only unclaimed resources, never zaps) / — / ``TerritoryBot(aggressive=True)`` (zaps and steals claims); both in
+  :mod:`motivegym.baselines.gift_territory_bots`;
 * CoinGameJaxMARL: ``JaxMARLCoinChaser(own_only=True)`` (walks to its own coin, around the other's coin where
   a second shortest path exists) / — / ``JaxMARLCoinChaser(own_only=False)`` (walks to the nearer coin);
 * CoopMining: gold miner ``OreMiner(gold=True)`` (the stag: mines gold, joins partly mined gold, re-mines its gold
@@ -52,6 +56,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from motivegym.baselines.gift_territory_bots import TerritoryBot, TokenTrader
 from motivegym.baselines.heuristics import CleaningForager, CoinChaser, GridForager, per_agent
 from motivegym.baselines.matrix_bots import InventoryBot
 from motivegym.baselines.mining_bots import MushroomEater, OreMiner
@@ -252,6 +257,14 @@ BOT_TABLE: dict[str, dict[str, Callable[[FunctionalEnv, Any], Policy]]] = {
     "Mushrooms": {
         "cooperator": lambda env, params: MushroomEater(kinds=(2, 3)),
         "defector": lambda env, params: MushroomEater(kinds=(1,)),
+    },
+    "GiftRefinement": {
+        "cooperator": lambda env, params: TokenTrader(gift=True),
+        "defector": lambda env, params: TokenTrader(gift=False),
+    },
+    "Territory": {
+        "cooperator": lambda env, params: TerritoryBot(aggressive=False),
+        "defector": lambda env, params: TerritoryBot(aggressive=True),
     },
 }
 IN_THE_MATRIX_BOTS = {"cooperator": lambda env, params: InventoryBot(strategy=0), "defector": lambda env, params: InventoryBot(strategy=1)}

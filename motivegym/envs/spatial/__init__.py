@@ -5,9 +5,11 @@ from motivegym.envs.spatial.cleanup import Cleanup
 from motivegym.envs.spatial.coin_game import CoinGame
 from motivegym.envs.spatial.coin_game_jaxmarl import CoinGameJaxMARL
 from motivegym.envs.spatial.coop_mining import CoopMining
+from motivegym.envs.spatial.gift_refinement import GiftRefinement
 from motivegym.envs.spatial.harvest import Harvest
 from motivegym.envs.spatial.in_the_matrix import PrisonersDilemmaInTheMatrix, StagHuntInTheMatrix
 from motivegym.envs.spatial.mushrooms import Mushrooms
+from motivegym.envs.spatial.territory import Territory
 
 #: (class, mechanism) in registration order; none reports interdependence weights, so all default to "private"
 SPATIAL_ENVS = [
@@ -19,6 +21,8 @@ SPATIAL_ENVS = [
     (Mushrooms, "collective action with externalities (mushroom eating)"),
     (PrisonersDilemmaInTheMatrix, "prisoner's dilemma in the matrix (inventory strategies)"),
     (StagHuntInTheMatrix, "stag hunt in the matrix (inventory strategies)"),
+    (GiftRefinement, "trust / gift exchange"),
+    (Territory, "territory / property conflict"),
 ]
 
 for _cls, _mechanism in SPATIAL_ENVS:

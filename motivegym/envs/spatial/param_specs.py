@@ -92,6 +92,42 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "require_ready": flag(),
         "refill_when_all_removed": flag(),
     },
+    "GiftRefinement": {
+        "max_steps": integer(1),
+        "gift_cooldown": integer(1),
+        "gift_multiplier": integer(1),
+        "capacity": integer(1),
+        "token_values": real_array(("levels",), 0.0, note="payoff per consumed token of each refinement level"),
+        "regrow_prob": real(0.0, 1.0),
+        "initial_token_prob": real(0.0, 1.0),
+        "layout": layout(requirement="'T' marks token cells"),
+        "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+        "levels": integer(1, 16),
+        "gift_beam_length": integer(1),
+        "view_ahead": integer(0),
+        "view_behind": integer(0),
+        "view_side": integer(0),
+    },
+    "Territory": {
+        "max_steps": integer(1),
+        "resource_reward": real(0.0),
+        "reward_rate": real(0.0, 1.0),
+        "reward_delay": integer(0),
+        "resource_health": integer(1),
+        "repair_delay": integer(0),
+        "repair_prob": real(0.0, 1.0),
+        "zap_cooldown": integer(1),
+        "freeze_steps": integer(0),
+        "mark_steps": integer(0),
+        "layout": layout(requirement="'R' marks claimable resources"),
+        "n_agents": integer(1, note="at most the layout's spawn points 'P'"),
+        "claim_beam_length": integer(1),
+        "zap_beam_length": integer(1),
+        "zap_beam_width": BEAM_WIDTH,
+        "view_ahead": integer(0),
+        "view_behind": integer(0),
+        "view_side": integer(0),
+    },
 }
 
 #: keywords the grid envs consume themselves (not fields)
@@ -103,6 +139,7 @@ KEYWORD_SPECS: dict[str, dict[str, ParamSpec]] = {
         )
     },
     "InTheMatrix": {"preset": choice("default", "repeated", default="'default'", note="'repeated': Melting Pot's two-player __repeated substrate")},
+    "Territory": {"preset": choice("open", "rooms", default="'open'", note="Melting Pot's territory__open or territory__rooms map")},
 }
 
 PARAM_RULES: dict[str, tuple[ParamRule, ...]] = {
