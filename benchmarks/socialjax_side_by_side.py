@@ -18,7 +18,7 @@ least ``seconds``; env-steps/s = envs × steps × calls / wall time. One run per
 SocialJax's (> 1: ours faster).
 
 ``PAIRS`` maps a name to (our env id + kwargs, SocialJax env name + kwargs): the same number of agents and the same map
-size. Pairs whose env is not registered here yet are skipped with a note (the other issue-26 substrates: add rows).
+size. Every issue-26 substrate and Harvest/Cleanup (under ``preset="meltingpot"``) has a row.
 """
 
 from __future__ import annotations
@@ -60,8 +60,14 @@ PAIRS: dict[str, Pair] = {
         "Mushrooms-v0", {}, "mushrooms", {"num_agents": 5, "num_inner_steps": 1000, "num_outer_steps": 1, "cnn": True},
         note="5 agents; maps differ: ours Melting Pot's dense 14x23 map, SocialJax a 12x23 open grid",
     ),
-    "gift": Pair("GiftRefinements-v0", {}, "gift", {}, note="add the matching kwargs when the env lands"),
-    "territory": Pair("Territory-v0", {}, "territory_open", {}, note="add the matching kwargs when the env lands"),
+    "gift": Pair(
+        "GiftRefinement-v0", {}, "gift", {"num_agents": 6, "num_inner_steps": 1000, "shared_rewards": False},
+        note="6 agents; ours Melting Pot's 27x27 map with its wall, SocialJax's 25x27 without it; SocialJax multiplies by 3",
+    ),
+    "territory": Pair(
+        "Territory-v0", {}, "territory_open", {"num_agents": 9, "num_inner_steps": 1000, "shared_rewards": False},
+        note="9 agents, Melting Pot's territory__open map",
+    ),
     "harvest": Pair(
         "Harvest-v0", {"preset": "meltingpot"}, "harvest_common_open", {"num_agents": 7},
         note="7 agents; ours Melting Pot's commons_harvest__open map with its border (18x24), SocialJax's grid_size (16, 22)",

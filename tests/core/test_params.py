@@ -188,18 +188,18 @@ def failures(door_names, cases) -> list[str]:
 
 
 def test_bad_values_raise_through_make_jax_for_every_env_and_parameter():
-    """6,404 bad inputs (NaN, ±inf, None, strings, complex, bools, wrong shapes, non-integers, float32
-    overflow, just outside the range, a non-zero diagonal) of every parameter of all 32 envs, through
+    """7,371 bad inputs (NaN, ±inf, None, strings, complex, bools, wrong shapes, non-integers, float32
+    overflow, just outside the range, a non-zero diagonal) of every parameter of all 38 envs, through
     ``make_jax`` and ``env.default_params``: each raises ``ValueError`` naming the env and the parameter."""
-    assert len(ALL_CASES) == 6404, "the bad-input generator changed: update the count in this docstring"
+    assert len(ALL_CASES) == 7371, "the bad-input generator changed: update the count in this docstring"
     problems = failures(("make_jax", "default_params"), ALL_CASES)
     assert not problems, f"{len(problems)} of {len(ALL_CASES)}:\n" + "\n".join(problems[:40])
 
 
 def test_bad_values_raise_through_gymnasium_make_for_every_env_and_parameter():
-    """2,182 of the inputs (None, NaN, an unknown choice or ragged map, just below/above the range)
-    of every parameter of all 32 envs through ``gymnasium.make``."""
-    assert len(QUICK_CASES) == 2182
+    """2,567 of the inputs (None, NaN, an unknown choice or ragged map, just below/above the range)
+    of every parameter of all 38 envs through ``gymnasium.make``."""
+    assert len(QUICK_CASES) == 2567
     problems = failures(("gymnasium.make",), QUICK_CASES)
     assert not problems, "\n".join(problems[:40])
 
@@ -217,7 +217,7 @@ def test_bad_values_raise_through_every_door_for_a_sample_of_envs():
 
 @pytest.mark.slow
 def test_bad_values_raise_through_every_door_for_every_env_exhaustively():
-    """All 6,404 inputs through all seven doors (44,828 constructions; SB3 rejects discrete envs after the params check)."""
+    """All 7,371 inputs through all seven doors (51,597 constructions; SB3 rejects discrete envs after the params check)."""
     pytest.importorskip("stable_baselines3")
     problems = failures(tuple(DOORS), ALL_CASES)
     assert not problems, "\n".join(problems[:40])
