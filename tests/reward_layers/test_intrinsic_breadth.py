@@ -271,7 +271,9 @@ def test_all_layers_through_jit_vmap_over_envs_and_scan():
 
     states, bonuses = scanned(keys, batch)
     for term, name in enumerate(names):
-        alone = run(layers[term], [jax.tree.map(lambda x, t=t: x[t, 1], batch) for t in range(steps)], state=layers[term].init(keys[1], SPEC))[1]
+        term_key = jax.random.split(keys[1], len(layers))[term]  # WeightedSum.init splits its key over the terms
+        steps_of_env_1 = [jax.tree.map(lambda x, t=t: x[t, 1], batch) for t in range(steps)]
+        alone = run(layers[term], steps_of_env_1, state=layers[term].init(term_key, SPEC))[1]
         assert np.isfinite(bonuses[name]).all() and bonuses[name].shape == (steps, num_envs, 2), name
         np.testing.assert_allclose(bonuses[name][:, 1], alone, rtol=2e-3, atol=1e-4, err_msg=name)
         np.testing.assert_array_equal(states[term]["step"], np.full(num_envs, steps))
