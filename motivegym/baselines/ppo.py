@@ -194,7 +194,7 @@ class MultiAgentPPO:
             else cfg.learning_rate
         )
         optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(schedule, eps=1e-5))
-        layer_spec = LayerSpec(n_agents=n, obs_size=self.obs_size)
+        layer_spec = LayerSpec(n_agents=n, obs_size=self.obs_size, action_size=self.num_actions if self.discrete else 1)
         batched_reset = jax.vmap(env.reset, in_axes=(0, None))
         batched_step = self.env_step
         batched_layer = jax.vmap(self.layer.apply)

@@ -52,14 +52,14 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float]:
 
 def parse_layers(text: str) -> list[str]:
     """Comma-separated intrinsic layer specs (``none``, ``count``, ``rnd:0.1``, …); unknown names raise ``ValueError``."""
-    from motivegym.reward_layers import IntrinsicLayer, reward_layer
+    from motivegym.reward_layers import INTRINSIC_LAYER_NAMES, IntrinsicLayer, reward_layer
 
     layers = [part.strip() for part in text.split(",") if part.strip()]
     if not layers:
         raise ValueError("--layers needs at least one entry, e.g. 'none,count,rnd,novelty'")
     for spec in layers:
         if spec != NO_LAYER and not isinstance(reward_layer(spec), IntrinsicLayer):
-            raise ValueError(f"--layers entry {spec!r} is not an intrinsic layer (count, rnd, novelty, impact, learning_progress) or 'none'")
+            raise ValueError(f"--layers entry {spec!r} is not an intrinsic layer ({', '.join(INTRINSIC_LAYER_NAMES)}) or 'none'")
     if len(set(layers)) != len(layers):
         raise ValueError(f"--layers lists an entry twice: {text!r}")
     return layers

@@ -14,6 +14,7 @@ from motivegym.reward_layers.intrinsic import (
     IntrinsicLayer,
     LearningProgress,
 )
+from motivegym.reward_layers.intrinsic_models import E3B, ICM, RE3, AutoBonus, Disagreement, Empowerment
 from motivegym.reward_layers.motives import MAX_NESTING, Loyalty, Reciprocity, loyalty, reciprocity
 from motivegym.reward_layers.social import (
     Cooperative,
@@ -45,10 +46,19 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "novelty": lambda arg: _with_coef(EpisodicNovelty, "novelty", arg),
     "impact": lambda arg: _with_coef(ImpactBonus, "impact", arg),
     "learning_progress": lambda arg: _with_coef(LearningProgress, "learning_progress", arg),
+    "icm": lambda arg: _with_coef(ICM, "icm", arg),
+    "disagreement": lambda arg: _with_coef(Disagreement, "disagreement", arg),
+    "e3b": lambda arg: _with_coef(E3B, "e3b", arg),
+    "re3": lambda arg: _with_coef(RE3, "re3", arg),
+    "empowerment": lambda arg: _with_coef(Empowerment, "empowerment", arg),
+    "auto": lambda arg: _with_coef(AutoBonus, "auto", arg),
     "code": lambda arg: _llm_layer("code", arg, "reward_code", "code_reward_from_file"),
     "learned": lambda arg: _llm_layer("learned", arg, "motif", "learned_reward"),
     "progress": lambda arg: _llm_layer("progress", arg, "progress", "progress_reward_from_file"),
 }
+
+#: the names of the intrinsic-motivation layers (what ``experiments/intrinsic.py --layers`` accepts besides ``none``)
+INTRINSIC_LAYER_NAMES = ("count", "rnd", "novelty", "impact", "learning_progress", "icm", "disagreement", "e3b", "re3", "empowerment", "auto")
 
 
 def _llm_layer(name: str, path: str | None, module: str, factory: str) -> RewardLayer:
@@ -119,7 +129,8 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     ``"cooperative:mean_integrated"``, ``"mutuality:0.25"``, ``"loyalty"`` / ``"loyalty:<base>"``,
     ``"reciprocity"`` / ``"reciprocity:<base>"``, ``"inequity_aversion"`` / ``"inequity_aversion:α,β,smoothing"``,
     ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, ``"progress:<file.py>"`` (LLM progress function + count bonus), the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
-    ``"impact"``, ``"learning_progress"`` with an optional ``:coef``) or a layer object (returned as is).
+    ``"impact"``, ``"learning_progress"``, ``"icm"``, ``"disagreement"``, ``"e3b"``, ``"re3"``, ``"empowerment"``,
+    ``"auto"`` with an optional ``:coef``) or a layer object (returned as is).
 
     A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so
     ``"loyalty:private+rnd"`` is ``loyalty(private) + rnd``."""
@@ -179,6 +190,13 @@ __all__ = [
     "EpisodicNovelty",
     "ImpactBonus",
     "LearningProgress",
+    "ICM",
+    "Disagreement",
+    "E3B",
+    "RE3",
+    "Empowerment",
+    "AutoBonus",
+    "INTRINSIC_LAYER_NAMES",
     "loyalty",
     "reciprocity",
     "private",

@@ -297,17 +297,22 @@ def rnd_errors(predictor: Any, target: Any, inputs: Array, rows: Array) -> Array
     return jnp.sum((predicted - mlp_apply(target, inputs)) ** 2, axis=-1)
 
 
+def row_adam_step(params: Any, opt_state: Any, agent_losses: Any, shared: bool, learning_rate: float) -> tuple[Any, Any]:
+    """One Adam step on ``Σ_rows mean_{i ∈ row} L_i(θ_row)`` with ``agent_losses(params) -> [n]`` (the losses of
+    the agents under their row's parameters). Adam is elementwise, so stacked per-agent models train exactly as
+    separate ones; a shared row averages its agents' losses."""
+    grads = jax.grad(lambda p: jnp.sum(row_mean(agent_losses(p), shared)))(params)
+    updates, opt_state = optax.adam(learning_rate).update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+
+
 def rnd_train_step(rnd: dict, inputs: Array, rows: Array, shared: bool, learning_rate: float) -> dict:
-    """One Adam step on ``Σ_rows mean_{i ∈ row} ‖f(x_i) − f̂_row(x_i)‖²`` (Adam is elementwise, so stacked
-    per-agent predictors train exactly as separate ones)."""
+    """One Adam step (:func:`row_adam_step`) on ``Σ_rows mean_{i ∈ row} ‖f(x_i) − f̂_row(x_i)‖²``."""
     target = jax.lax.stop_gradient(rnd["target"])
-
-    def loss(predictor):
-        return jnp.sum(row_mean(rnd_errors(predictor, target, inputs, rows), shared))
-
-    grads = jax.grad(loss)(rnd["predictor"])
-    updates, opt_state = optax.adam(learning_rate).update(grads, rnd["opt_state"], rnd["predictor"])
-    return {**rnd, "predictor": optax.apply_updates(rnd["predictor"], updates), "opt_state": opt_state}
+    predictor, opt_state = row_adam_step(
+        rnd["predictor"], rnd["opt_state"], lambda p: rnd_errors(p, target, inputs, rows), shared, learning_rate
+    )
+    return {**rnd, "predictor": predictor, "opt_state": opt_state}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -426,16 +431,21 @@ class EpisodicNovelty(IntrinsicLayer):
         return 1.0 / (jnp.sqrt(1.0 + jnp.sum(kernel, axis=-1)) + self.pseudo_count)
 
     def update(self, core, transition):
-        n = transition.next_obs.shape[0]
-        rows = agent_rows(n, self.shared)
-        per_row = n if self.shared else 1
-        rank = jnp.arange(n) if self.shared else jnp.zeros(n, jnp.int32)
-        slots = (core["write"][rows] + rank) % self.memory_size
-        memory = core["memory"].at[rows, slots].set(self.embed(core, transition.next_obs))
+        memory, write, filled = ring_write(core, self.embed(core, transition.next_obs), self.shared)
         ended = episode_ended(transition)
-        write = jnp.where(ended, 0, (core["write"] + per_row) % self.memory_size)
-        filled = jnp.where(ended, 0, jnp.minimum(core["filled"] + per_row, self.memory_size))
-        return {**core, "memory": memory, "write": write, "filled": filled}
+        return {**core, "memory": memory, "write": jnp.where(ended, 0, write), "filled": jnp.where(ended, 0, filled)}
+
+
+def ring_write(core: dict, values: Array, shared: bool) -> tuple[Array, Array, Array]:
+    """Write each agent's ``values [n, e]`` into its row of the ring buffer ``core["memory"] [rows, M, e]``
+    (a shared row takes all ``n`` in agent order) → ``(memory, write, filled)`` (write position, entries held)."""
+    n, size = values.shape[0], core["memory"].shape[1]
+    rows = agent_rows(n, shared)
+    per_row = n if shared else 1
+    rank = jnp.arange(n) if shared else jnp.zeros(n, jnp.int32)
+    slots = (core["write"][rows] + rank) % size
+    memory = core["memory"].at[rows, slots].set(values)
+    return memory, (core["write"] + per_row) % size, jnp.minimum(core["filled"] + per_row, size)
 
 
 def row_sum(values: Array, shared: bool) -> Array:
