@@ -71,7 +71,7 @@ class RewardedEnv:
         """``(state, obs [n, d])`` of a new episode; the layer starts from ``layer.init(layer_key, spec)``."""
         _, reset_key, layer_key = reset_keys(key)
         env_state, obs = self.env.reset(reset_key, params)
-        layer_state = self.layer.init(layer_key, LayerSpec(n_agents=obs.shape[0], obs_size=obs.shape[-1]))
+        layer_state = self.layer.init(layer_key, LayerSpec.of(self.env, params))
         return RewardedState(env_state, layer_state), obs
 
     def step(self, key: Array, state: RewardedState, actions: Array, params: Any):

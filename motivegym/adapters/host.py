@@ -146,7 +146,7 @@ class CompiledCore:
         params = as_arrays(params)
         self.num_envs = num_envs
         self.n_agents = env.n_agents(params)
-        spec = LayerSpec(n_agents=self.n_agents, obs_size=env.observation_size(params))
+        spec = LayerSpec.of(env, params)
 
         def view_of(state, params):
             return env.global_state(state, params) if view == "global" else env.observe(state, params)

@@ -343,7 +343,7 @@ def episode_rollout(
     Steps after ``done`` are still computed (fixed-length scan) but masked out of every total.
     """
     n = env.n_agents(params)
-    spec = LayerSpec(n_agents=n, obs_size=env.observation_size(params))
+    spec = LayerSpec.of(env, params)
     reset_key, layer_key, scan_key = jax.random.split(key, 3)
     state, obs = env.reset(reset_key, params)
     layer_states = tuple(

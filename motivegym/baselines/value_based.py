@@ -331,7 +331,7 @@ class MultiAgentQLearning:
         cfg, env, params = self.config, self.env, self.env_params
         n, num_envs = self.n_agents, cfg.num_envs
         optimizer = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.learning_rate))
-        layer_spec = LayerSpec(n_agents=n, obs_size=self.obs_size)
+        layer_spec = LayerSpec(n_agents=n, obs_size=self.obs_size, action_size=self.num_actions)
         batched_reset = jax.vmap(env.reset, in_axes=(0, None))
         batched_step = self.env_step
         batched_layer = jax.vmap(self.layer.apply)

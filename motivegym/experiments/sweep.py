@@ -301,14 +301,13 @@ def unbuildable_reason(env_id: str, reward: str) -> str | None:
 
     env, params = motivegym.make_jax(env_id)
     layer = reward_layer(reward)
-    n = env.n_agents(params)
 
     def one_step(key):
         state, obs = env.reset(key, params)
         actions = random_actions(env, params, key)
         _, next_obs, payoffs, _, info = env.step(key, state, actions, params)
         transition = Transition(obs, actions, payoffs, next_obs, info["terminated"], info["truncated"], info)
-        layer_state = layer.init(key, LayerSpec(n_agents=n, obs_size=env.observation_size(params)))
+        layer_state = layer.init(key, LayerSpec.of(env, params))
         return layer.apply(layer_state, transition)[1]
 
     try:

@@ -256,7 +256,7 @@ def stage_reward_function(env: Any, params: Any, layer: Any) -> Callable[[jax.Ar
 
     key = jax.random.PRNGKey(0)
     state, obs = env.reset(key, params)
-    layer_state = layer.init(key, LayerSpec(n_agents=env.n_agents(params), obs_size=int(obs.shape[-1])))
+    layer_state = layer.init(key, LayerSpec.of(env, params))
 
     def rewards(actions):
         next_state, next_obs, payoffs, done, info = env.step(key, state, actions, params)

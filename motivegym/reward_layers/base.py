@@ -28,7 +28,13 @@ class LayerSpec:
 
     n_agents: int
     obs_size: int
-    action_size: int = 1
+    action_size: int = 1  # the number of actions of a discrete env; the action size per agent (1) otherwise
+
+    @classmethod
+    def of(cls, env: Any, params: Any) -> LayerSpec:
+        """The spec of a functional env: its agents, observation size and (discrete) number of actions."""
+        discrete = env.action_kind == "discrete"
+        return cls(int(env.n_agents(params)), int(env.observation_size(params)), int(env.num_actions(params)) if discrete else 1)
 
 
 class RewardLayer:

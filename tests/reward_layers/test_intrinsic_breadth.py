@@ -335,3 +335,17 @@ def test_every_new_layer_runs_inside_multi_agent_ppo_by_name():
         np.testing.assert_array_equal(state["step"], np.full(config.num_envs, steps_per_env), err_msg=name)
         assert np.isfinite(np.asarray(state["totals"]["bonus"])).all(), name
     assert np.isfinite(np.asarray(metrics["episode_reward"])).all()
+
+
+@pytest.mark.parametrize("name", ["icm", "e3b", "empowerment"])
+def test_action_reading_layers_work_through_gymnasium_and_evaluation_by_name(name):
+    """Every door builds the layer's spec from the env (LayerSpec.of), so a discrete env's action count reaches it."""
+    import gymnasium
+
+    from motivegym.experiments.evaluation import evaluate
+
+    env = gymnasium.make("motivegym/KeyDoorGift-v0", reward=f"private+0.1*{name}", max_steps=5)
+    env.reset(seed=0)
+    _, reward, *_ = env.step(env.action_space.sample())
+    assert np.all(np.isfinite(reward))
+    assert np.isfinite(evaluate("KeyDoorGift-v0", "random", reward=f"private+0.1*{name}", episodes=2, compare_to_oracle=False, max_steps=5).welfare)
