@@ -108,9 +108,25 @@ def socialjax_num_actions(env) -> int:
         return 8
 
 
+def accept_legacy_clip_keywords() -> None:
+    """SocialJax's coop_mining calls ``jnp.clip(x, a_min=…, a_max=…)``, keywords the installed JAX no longer takes:
+    ``jnp.clip`` is wrapped (in this process only) to read them as ``min``/``max``; nothing else changes."""
+    original = jnp.clip
+    if getattr(original, "accepts_legacy_keywords", False):
+        return
+
+    def clip(x, min=None, max=None, *, a_min=None, a_max=None, **kwargs):  # noqa: A002 (jnp.clip's own names)
+        return original(x, min if a_min is None else a_min, max if a_max is None else a_max, **kwargs)
+
+    clip.accepts_legacy_keywords = True
+    jnp.clip = clip
+
+
 def socialjax_run(name: str, kwargs: dict, num_envs: int, steps: int) -> tuple[Callable, int, tuple]:
     """SocialJax's ``env.step`` (auto-reset inside) vmapped and scanned the same way."""
     import socialjax
+
+    accept_legacy_clip_keywords()
 
     env = socialjax.make(name, **kwargs)
     n, actions_n = env.num_agents, socialjax_num_actions(env)

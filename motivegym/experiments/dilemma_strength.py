@@ -44,7 +44,10 @@ How each number is obtained, per env family:
   and without tagging; chasing any coin) plus the strategies of the best team profile: for each
   symmetric profile we measure ``ε`` = the largest mean gain (over agents) of one agent switching to
   another strategy; among the profiles with ``ε <= 0`` the one with the highest welfare is taken
-  (the smallest ``ε`` when none qualifies), and ``ε`` is stored in the notes.
+  (the smallest ``ε`` when none qualifies), and ``ε`` is stored in the notes. The Melting Pot substrates
+  (CoopMining, Mushrooms, the two in-the-Matrix games, GiftRefinement, Territory) use the same analysis over
+  their two scripted roles (``bots.BOT_TABLE``): strategies cooperator and defector bot, team profiles
+  ``m = 0..n`` cooperators (:func:`role_game`).
 * **sparse worlds**: CooperativeNavigation pays every agent the same team payoff (common interest), so
   the optimum is an equilibrium and the gap is 0 by construction; its optimum is the upper bound
   ``n·success_payoff`` (paid once), attained by ``heuristics.LandmarkAssignment``. KeyDoorGift is not
@@ -74,10 +77,10 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from motivegym.baselines.bots import JaxMARLCoinChaser
+from motivegym.baselines.bots import JaxMARLCoinChaser, make_bot
 from motivegym.baselines.heuristics import CoinChaser, GridForager, KeyPasser, LandmarkAssignment
 from motivegym.baselines.oracles import best_common_level, shared_env, solve_oracle
-from motivegym.baselines.policies import Constant, Policy, PolicyState, Random
+from motivegym.baselines.policies import Constant, Mixed, Policy, PolicyState, Random
 from motivegym.core.env import FunctionalEnv
 from motivegym.core.registry import REGISTRY, get_spec, list_envs, make_jax
 from motivegym.envs import strength
@@ -330,6 +333,43 @@ SCRIPTED_GAMES = {
         policy_name="bots.JaxMARLCoinChaser",
     ),
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleProfile(Policy):
+    """Agent ``i`` plays the env's ``cooperator`` bot where ``profile[i] == "cooperator"``, else its ``defector`` bot
+    (:mod:`motivegym.baselines.bots`); the profile lives in the state, so one compiled policy plays every profile."""
+
+    cooperator: Policy
+    defector: Policy
+    profile: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+
+    @property
+    def name(self) -> str:
+        return f"roles({self.cooperator.name} / {self.defector.name})"
+
+    def init(self, env: FunctionalEnv, params: Any) -> PolicyState:
+        mask = [role == "cooperator" for role in self.profile]
+        return Mixed.init_states(mask, self.cooperator.init(env, params), self.defector.init(env, params))
+
+    def __call__(self, key, obs, state):
+        return Mixed(self.cooperator, self.defector)(key, obs, state)
+
+
+def role_game(env_id: str) -> ScriptedGame:
+    """The restricted game over the env's two scripted roles: every mix of cooperator and defector bots."""
+    return ScriptedGame(
+        make=lambda profile: RoleProfile(make_bot(env_id, "cooperator"), make_bot(env_id, "defector"), tuple(profile)),
+        label=lambda role: f"{role} bot",
+        strategies=("defector", "cooperator"),
+        team=lambda n: [("cooperator",) * m + ("defector",) * (n - m) for m in range(n + 1)],
+        policy_name="bots.BOT_TABLE",
+    )
+
+
+#: Melting Pot substrates: their scripted cooperator/defector bots are the restricted game
+for _name in ("CoopMining", "Mushrooms", "PrisonersDilemmaInTheMatrix", "StagHuntInTheMatrix", "GiftRefinement", "Territory"):
+    SCRIPTED_GAMES[_name] = role_game(f"{_name}-v0")
 
 
 def profile_label(game: ScriptedGame, profile: tuple[Any, ...]) -> str:

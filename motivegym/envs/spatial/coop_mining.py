@@ -230,6 +230,9 @@ class CoopMining(FunctionalEnv):
       after 1000 steps).
     * **Info:** ``step``, ``iron_count``, ``gold_count``, ``partial_gold_count``; after a step also ``mine_fired [n]``,
       ``iron_extracted [n]``, ``gold_extracted [n]`` (bool), ``gold_hits [n]`` (hits on gold that did not extract it).
+    * **Defaults:** Melting Pot's ``coop_mining`` values and its 27×27 map (538 ore cells), 6 agents, 11×11 view,
+      ``iron_reward`` 1, ``gold_reward`` 8, ``gold_miners`` 2, ``gold_window`` 3, beam 3 cells with cooldown 3,
+      1000 steps (the numbers in parentheses above).
     * Differences from Melting Pot and SocialJax: ``docs/mining_mushrooms.md``.
     """
 

@@ -771,10 +771,10 @@ class InTheMatrix(FunctionalEnv):
 class PrisonersDilemmaInTheMatrix(InTheMatrix):
     """Prisoner's Dilemma in the Matrix (Melting Pot ``prisoners_dilemma_in_the_matrix__arena``).
 
-    Resource 1 (green) is *cooperate*, resource 2 (red) *defect*. Defaults: Melting Pot's matrices
-    ``M_row = [[3, 0], [5, 1]]`` and ``M_col = [[3, 5], [0, 1]]`` (indexed [row strategy, column strategy]), its
-    24×25 arena map (8 players; 'a' cells draw their class at reset). Everything else: :class:`InTheMatrix`.
-    ``preset="repeated"``: ``prisoners_dilemma_in_the_matrix__repeated`` (2 players, 15×23 map).
+    * **Defaults:** resource 1 (green) is *cooperate*, resource 2 (red) *defect*; Melting Pot's matrices
+      ``M_row = [[3, 0], [5, 1]]`` and ``M_col = [[3, 5], [0, 1]]`` (indexed [row strategy, column strategy]), its
+      24×25 arena map (8 players; 'a' cells draw their class at reset), 1000 steps.
+      ``preset="repeated"``: ``prisoners_dilemma_in_the_matrix__repeated`` (2 players, 15×23 map).
     """
 
     name: ClassVar[str] = "PrisonersDilemmaInTheMatrix"
@@ -783,9 +783,9 @@ class PrisonersDilemmaInTheMatrix(InTheMatrix):
 class StagHuntInTheMatrix(InTheMatrix):
     """Stag Hunt in the Matrix (Melting Pot ``stag_hunt_in_the_matrix__arena``).
 
-    Resource 1 (green) is *stag*, resource 2 (red) *hare*. Defaults: Melting Pot's matrices ``M_row = [[4, 0], [2, 2]]``
-    and ``M_col = [[4, 2], [0, 2]]``, its 24×25 arena map with more hare than stag (8 players). Everything else:
-    :class:`InTheMatrix`. ``preset="repeated"``: ``stag_hunt_in_the_matrix__repeated`` (2 players, 15×23 map).
+    * **Defaults:** resource 1 (green) is *stag*, resource 2 (red) *hare*; Melting Pot's matrices
+      ``M_row = [[4, 0], [2, 2]]`` and ``M_col = [[4, 2], [0, 2]]``, its 24×25 arena map with more hare than stag
+      (8 players), 1000 steps. ``preset="repeated"``: ``stag_hunt_in_the_matrix__repeated`` (2 players, 15×23 map).
     """
 
     name: ClassVar[str] = "StagHuntInTheMatrix"
@@ -794,3 +794,14 @@ class StagHuntInTheMatrix(InTheMatrix):
     arena_layout: ClassVar[tuple[str, ...]] = STAG_HUNT_ARENA_LAYOUT
     repeated_layout: ClassVar[tuple[str, ...]] = STAG_HUNT_REPEATED_LAYOUT
     strategy_names: ClassVar[tuple[str, ...]] = ("stag", "hare")
+
+
+def _engine_sections() -> str:
+    """The engine's bullet list (mechanism … info), appended to each game's docstring so every registered class
+    documents the whole env (``docs/environments.md`` is generated from class docstrings)."""
+    doc = InTheMatrix.__doc__ or ""
+    return doc[doc.index("    * **Mechanism:**") :]
+
+
+for _game in (PrisonersDilemmaInTheMatrix, StagHuntInTheMatrix):
+    _game.__doc__ = (_game.__doc__ or "").rstrip() + "\n" + _engine_sections()

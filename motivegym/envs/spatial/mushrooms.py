@@ -242,11 +242,15 @@ class Mushrooms(FunctionalEnv):
       cells read wall, flattened row-major (row, column, channel); then the ready-to-zap flag and the removed flag (a
       removed agent sees zeros). Global state: map channels (red, green, blue, orange, agent) ``H·W·5``, per-agent
       features ``7n``, ready flags ``n``, ``t/max_steps``.
+    * **Payoff:** the eating payoffs above, summed per agent over the step's eaters (red to the eater, green and orange
+      to all, blue to all but the eater); zapping, digestion and sanctions pay nothing.
     * **Step order:** decode; turn, move; eat (payoffs, digestion); spores and orange's red blight; zaps (mushrooms
       destroyed, sanctions); mushrooms age and perish; timers count down, removals and respawns; ``t ← t + 1``.
     * **Termination:** never terminates; truncation at ``max_steps`` (1000; Melting Pot ends at random after 1000).
     * **Info:** ``step``, ``red_count``, ``green_count``, ``blue_count``, ``orange_count``, ``removed [n]``; after a step
       also ``eaten [n]`` (kind eaten, 0 none), ``fired_zap [n]``, ``zap_hits [n, n]`` (firer, target), ``frozen [n]``.
+    * **Defaults:** Melting Pot's ``externality_mushrooms__dense`` config values (in parentheses above; where its
+      module docstring states other numbers the config's are used) and its dense map, 5 agents, 11×11 view, 1000 steps.
     * Differences from Melting Pot and SocialJax: ``docs/mining_mushrooms.md``.
     """
 

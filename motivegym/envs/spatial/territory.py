@@ -202,7 +202,7 @@ class Territory(FunctionalEnv):
     * **Payoff:** ``π_i = resource_reward · #{resources owned by i, held ≥ reward_delay steps, whose draw u < reward_rate}``.
       Zapping, claiming and being zapped pay nothing by themselves.
     * **Termination:** never terminates; truncation at ``max_steps``.
-    * **Presets / defaults:** ``preset="open"`` (default): Melting Pot's 23×39 :data:`TERRITORY_OPEN_LAYOUT` with
+    * **Defaults (presets):** ``preset="open"`` (default): Melting Pot's 23×39 :data:`TERRITORY_OPEN_LAYOUT` with
       9 agents; ``preset="rooms"``: :data:`TERRITORY_ROOMS_LAYOUT` (bounded, not a torus) with 9 agents. Both:
       ``max_steps=1000``, ``resource_reward=1``, ``reward_rate=0.01``, ``reward_delay=25``, ``resource_health=2``,
       ``repair_delay=15``, ``repair_prob=0.1``, claim beam 2 long × 1, zap beam 2 long × 3 wide, ``zap_cooldown=4``,
