@@ -21,7 +21,15 @@ def welfare(env_id: str, role: str, episodes: int = 4) -> float:
     return summarize(stats)["welfare"]
 
 
-@pytest.mark.parametrize("env_id", [e for e in DILEMMAS if e not in ("ApacheProject-v0", "Harvest-v0", "Cleanup-v0")])
+#: the Melting Pot substrates: 1000-step episodes of 5-9 agents (minutes of compilation); their Schelling diagrams
+#: (docs/schelling.md) compare the same two populations
+SUBSTRATES = ("CoopMining-v0", "Mushrooms-v0", "PrisonersDilemmaInTheMatrix-v0", "StagHuntInTheMatrix-v0", "GiftRefinement-v0", "Territory-v0")
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [pytest.param(e, marks=pytest.mark.slow) if e in SUBSTRATES else e for e in DILEMMAS if e not in ("ApacheProject-v0", "Harvest-v0", "Cleanup-v0")],
+)
 def test_cooperators_beat_defectors_in_welfare(env_id):
     """Among themselves, cooperator bots reach more welfare than defector bots (the dilemma's two poles)."""
     assert set(bot_roles(env_id)) >= {"cooperator", "defector"}

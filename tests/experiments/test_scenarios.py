@@ -8,6 +8,7 @@ import pytest
 import motivegym
 from motivegym.baselines.policies import Constant, Mixed, TitForTat
 from motivegym.cli import main
+from motivegym.core.registry import get_spec
 from motivegym.experiments.scenarios import get_scenario, run_scenario, scenario_names, scenario_registry
 from motivegym.experiments.sweep import expand_envs
 
@@ -16,7 +17,7 @@ def test_every_dilemma_env_has_its_background_roles():
     registry = scenario_registry()
     for env_id in expand_envs(["dilemmas"]):
         roles = {name.split("/")[1] for name in scenario_names(env_id)}
-        grid = env_id in ("Harvest-v0", "Cleanup-v0", "CoinGame-v0", "CoinGameJaxMARL-v0")
+        grid = get_spec(env_id).env_class.__module__.startswith("motivegym.envs.spatial")  # no reciprocator in grid worlds
         assert roles == ({"cooperator", "defector"} if grid else {"cooperator", "reciprocator", "defector"}), env_id
     pd = registry["PrisonersDilemma-v0/defector"]
     assert pd.focal_slots == (0,) and pd.background == "bot:defector"
