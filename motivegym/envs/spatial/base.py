@@ -57,6 +57,7 @@ from motivegym.envs.spatial.grid import (
     decode_actions,
     egocentric_views,
     initial_agents,
+    layout_keyword_as_rows,
     move,
     occupancy,
     on_map,
@@ -192,10 +193,7 @@ class GridDilemma(FunctionalEnv):
         makers = self.preset_makers()
         if preset not in makers:
             raise ValueError(f"{self.name}: preset={preset!r} is invalid: unknown preset; preset must be one of {', '.join(map(repr, makers))}")
-        if isinstance(overrides.get("layout"), str):
-            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
-        elif "layout" in overrides:
-            overrides["layout"] = tuple(overrides["layout"])
+        layout_keyword_as_rows(overrides)
         base = makers[preset]()
         params = override_params(base, overrides, self.name, extra_valid=("preset",))
         self.validate(params)

@@ -31,6 +31,7 @@ from motivegym.envs.spatial.grid import (
     decode_actions,
     egocentric_views,
     initial_agents,
+    layout_keyword_as_rows,
     move,
     occupancy,
     parse_layout,
@@ -261,10 +262,7 @@ class CoopMining(FunctionalEnv):
 
     def default_params(self, **overrides: Any) -> CoopMiningParams:
         """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
-        if isinstance(overrides.get("layout"), str):
-            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
-        elif "layout" in overrides:
-            overrides["layout"] = tuple(overrides["layout"])
+        layout_keyword_as_rows(overrides)
         params = override_params(self.make_params(), overrides, self.name)
         self.validate(params)
         return params

@@ -27,6 +27,7 @@ from motivegym.envs.spatial.grid import (
     decode_actions,
     egocentric_views,
     initial_agents,
+    layout_keyword_as_rows,
     move,
     occupancy,
     read_cells,
@@ -209,10 +210,7 @@ class GiftRefinement(FunctionalEnv):
     def default_params(self, **overrides: Any) -> GiftRefinementParams:
         """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string. Changing ``levels``
         needs ``token_values`` of that length (given in the same call, or ones)."""
-        if isinstance(overrides.get("layout"), str):
-            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
-        elif "layout" in overrides:
-            overrides["layout"] = tuple(overrides["layout"])
+        layout_keyword_as_rows(overrides)
         base = self.make_params()
         levels = overrides.get("levels", base.levels)
         if isinstance(levels, int) and levels >= 1 and levels != base.levels:

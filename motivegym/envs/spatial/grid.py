@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -81,6 +82,15 @@ class Layout:
     @property
     def shape(self) -> tuple[int, int]:
         return self.walls.shape
+
+
+def layout_keyword_as_rows(overrides: dict[str, Any]) -> None:
+    """A ``layout`` keyword given as one multi-line string or a list of rows becomes a tuple of rows (in place), the
+    form the params field holds; other values are left for the params check to refuse."""
+    if isinstance(overrides.get("layout"), str):
+        overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
+    elif "layout" in overrides:
+        overrides["layout"] = tuple(overrides["layout"])
 
 
 @functools.lru_cache(maxsize=64)

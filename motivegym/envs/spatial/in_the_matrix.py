@@ -67,6 +67,7 @@ from motivegym.envs.spatial.grid import (
     decode_actions,
     egocentric_views,
     initial_agents,
+    layout_keyword_as_rows,
     move,
     occupancy,
     on_map,
@@ -486,10 +487,7 @@ class InTheMatrix(FunctionalEnv):
         preset = overrides.pop("preset", "default")
         if preset not in PRESETS:
             raise ValueError(f"{self.name}: preset={preset!r} is invalid: preset must be one of {', '.join(map(repr, PRESETS))}")
-        if isinstance(overrides.get("layout"), str):
-            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
-        elif "layout" in overrides:
-            overrides["layout"] = tuple(overrides["layout"])
+        layout_keyword_as_rows(overrides)
         base = self.make_repeated_params() if preset == "repeated" else self.make_params()
         params = override_params(base, overrides, self.name, extra_valid=("preset",))
         self.validate(params)

@@ -37,6 +37,7 @@ from motivegym.envs.spatial.grid import (
     decode_actions,
     egocentric_views,
     initial_agents,
+    layout_keyword_as_rows,
     move,
     occupancy,
     on_map,
@@ -283,10 +284,7 @@ class Mushrooms(FunctionalEnv):
 
     def default_params(self, **overrides: Any) -> MushroomsParams:
         """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
-        if isinstance(overrides.get("layout"), str):
-            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
-        elif "layout" in overrides:
-            overrides["layout"] = tuple(overrides["layout"])
+        layout_keyword_as_rows(overrides)
         params = override_params(self.make_params(), overrides, self.name)
         self.validate(params)
         return params

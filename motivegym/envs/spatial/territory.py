@@ -28,6 +28,7 @@ from motivegym.envs.spatial.grid import (
     decode_actions,
     egocentric_views,
     initial_agents,
+    layout_keyword_as_rows,
     move,
     occupancy,
     on_map,
@@ -246,10 +247,7 @@ class Territory(FunctionalEnv):
         preset = overrides.pop("preset", "open")
         if preset not in PRESETS:
             raise ValueError(f"{self.name}: preset={preset!r} is invalid: preset must be one of {', '.join(map(repr, PRESETS))}")
-        if isinstance(overrides.get("layout"), str):
-            overrides["layout"] = tuple(overrides["layout"].strip("\n").split("\n"))
-        elif "layout" in overrides:
-            overrides["layout"] = tuple(overrides["layout"])
+        layout_keyword_as_rows(overrides)
         base = self.make_params(TERRITORY_ROOMS_LAYOUT if preset == "rooms" else TERRITORY_OPEN_LAYOUT)
         params = override_params(base, overrides, self.name, extra_valid=("preset",))
         self.validate(params)
