@@ -17,9 +17,9 @@ later), and refuses parts written with other settings. The tables are rebuilt fr
   :func:`motivegym.experiments.statistics.mean_interval`), ``curves.csv`` (training welfare and bonus per chunk);
 * with achievements: ``achievements.csv`` (layer × seed × episode × agent flags; ``motivegym crafter-score DIR``
   scores it per agent and for the team) and ``crafter_score.csv``;
-* ``comparison.csv``: each layer's headline metric (the team Crafter score with achievements, else evaluation
-  welfare) minus the ``none`` layer's, with a Welch t interval, and the verdict ``higher`` / ``lower`` /
-  ``not distinguishable`` (the interval excludes 0 or not);
+* ``comparison.csv``: each layer's headline metric (the team Crafter score with achievements, then also evaluation
+  welfare; else evaluation welfare alone) minus the ``none`` layer's, with a Welch t interval, and the verdict
+  ``higher`` / ``lower`` / ``not distinguishable`` (the interval excludes 0 or not);
 * ``intrinsic.png`` (training curves, evaluation bars) and, with achievements, ``achievements.png`` (team success
   rate per achievement and layer).
 """
@@ -321,8 +321,8 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
     write_csv(out_dir / "summary.csv", summary)
     write_csv(out_dir / "curves.csv", curves)
     plot_comparison(curves, summary, layers, out_dir / "intrinsic.png", title)
-    headline = {layer: {r["seed"]: r["eval_welfare"] for r in runs if r["layer"] == layer} for layer in layers}
-    metric = "eval_welfare"
+    welfare = {layer: {r["seed"]: r["eval_welfare"] for r in runs if r["layer"] == layer} for layer in layers}
+    headline, metric = welfare, "eval_welfare"
     if achievement_names is not None and all(p["flags"] for p in parts):
         from motivegym.experiments.crafter_score import FLAGS_FILE, score_of, score_run_dir
 
@@ -340,7 +340,7 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
         headline = {layer: {s: float(score_of(r)) for s, r in rates.items()} for layer, rates in team_rates.items()}
         metric = "team_crafter_score"
         plot_achievements(team_rates, achievement_names, layers, out_dir / "achievements.png", title)
-    comparison = compare_to_none(headline, metric)
+    comparison = compare_to_none(headline, metric) + (compare_to_none(welfare, "eval_welfare") if metric != "eval_welfare" else [])
     write_csv(out_dir / "comparison.csv", comparison)
     return {"runs": runs, "summary": summary, "curves": curves, "comparison": comparison}
 
@@ -480,14 +480,13 @@ def intrinsic_cli(args: argparse.Namespace) -> int:
 
 
 def format_comparison(rows: list[dict]) -> str:
-    """One line per layer: the headline metric with its interval and, against ``none``, the difference and verdict."""
-    if not rows:
-        return ""
-    lines = [f"{'layer':<20} {rows[0]['metric']:>28}   difference to none (Welch 95% CI)"]
-    for r in rows:
-        own = f"{r['mean']:.3g} [{r['ci95_low']:.3g}, {r['ci95_high']:.3g}] n={r['seeds']}"
-        diff = (f"{r['difference_to_none']:+.3g} [{r['difference_ci95_low']:+.3g}, {r['difference_ci95_high']:+.3g}] {r['verdict']}"
-                if "verdict" in r else "")  # fmt: skip
-        lines.append(f"{r['layer']:<20} {own:>28}   {diff}")
+    """Per metric, one line per layer: the metric with its interval and, against ``none``, the difference and verdict."""
+    lines = []
+    for metric in dict.fromkeys(r["metric"] for r in rows):
+        lines.append(f"{'layer':<20} {metric:>28}   difference to none (Welch 95% CI)")
+        for r in (r for r in rows if r["metric"] == metric):
+            own = f"{r['mean']:.3g} [{r['ci95_low']:.3g}, {r['ci95_high']:.3g}] n={r['seeds']}"
+            diff = (f"{r['difference_to_none']:+.3g} [{r['difference_ci95_low']:+.3g}, {r['difference_ci95_high']:+.3g}] {r['verdict']}"
+                    if "verdict" in r else "")  # fmt: skip
+            lines.append(f"{r['layer']:<20} {own:>28}   {diff}")
     return "\n".join(lines)
-

@@ -133,6 +133,6 @@ def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
     scores = {(r["group"], r["unit"], r["metric"]) for r in csv.DictReader(open(tmp_path / "crafter_score.csv"))}
     assert ("count", "team", "score") in scores and ("none", "agent_1", "rate_open_own_door") in scores
     comparison = list(csv.DictReader(open(tmp_path / "comparison.csv")))
-    assert [r["metric"] for r in comparison] == ["team_crafter_score"] * 2
+    assert [r["metric"] for r in comparison] == ["team_crafter_score"] * 2 + ["eval_welfare"] * 2
     assert comparison[1]["verdict"] in ("higher", "lower", "not distinguishable")
     assert (tmp_path / "achievements.png").stat().st_size > 1000
