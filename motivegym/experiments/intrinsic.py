@@ -437,15 +437,15 @@ def plot_achievements(team_rates: dict[str, dict[int, np.ndarray]], names: list[
     import matplotlib.pyplot as plt
 
     table = np.array([np.mean(list(team_rates[layer].values()), axis=0) for layer in layers]).T  # [achievements, layers]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(layers), 0.8 + 0.32 * len(names)))
+    fig, ax = plt.subplots(figsize=(max(5.0, 2.5 + 0.9 * len(layers)), max(2.6, 1.4 + 0.32 * len(names))))
     image = ax.imshow(table, cmap="viridis", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(layers)), layers, rotation=30, ha="right")
     ax.set_yticks(range(len(names)), names)
     for (i, j), value in np.ndenumerate(table):
         ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7, color="white" if value < 60 else "black")
     seeds = min(len(v) for v in team_rates.values())
-    fig.colorbar(image, ax=ax, label=f"team success rate, % (mean over ≥{seeds} seeds)")
-    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, label=f"team success %\n(mean of ≥{seeds} seeds)")
+    ax.set_title(title, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
