@@ -55,10 +55,8 @@ from motivegym.envs.spatial.grid import (
     beam_hits,
     beam_reach,
     decode_actions,
-    egocentric_views,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
     parse_layout,
@@ -67,9 +65,11 @@ from motivegym.envs.spatial.grid import (
     render_rgb_grid,
     render_text_grid,
     turn,
+    turn_and_move,
     validate_layout,
     view_cells,
     view_centre,
+    views_of_others,
     window_size,
 )
 from motivegym.envs.spatial.meltingpot_maps import MAX_MP_RGB_AGENTS, MP_AVATAR_COLOURS, MP_COLOURS
@@ -275,8 +275,7 @@ class GridDilemma(FunctionalEnv):
         move_key, world_key, respawn_key = jax.random.split(key, 3)
         active = on_map(state.agents)
         decoded = decode_actions(actions, self.num_actions(params), active)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         eaten = active & read_cells(state.apples, agents.pos, outside=False)
         apples = state.apples & ~occupancy(agents.pos, eaten, layout.shape)
@@ -435,12 +434,8 @@ class GridDilemma(FunctionalEnv):
         ready = meltingpot_rules.ready_to_shoot(state.zap_cooldown, active, params.zap_cooldown)
         if params.view_encoding != "rgb":
             channels = self.grid_channels(state, params)
-            views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-            row, col = view_centre(params.view_ahead, params.view_side)
-            c = channels.shape[-1]
-            keep = np.ones(views.shape[-1], np.float32)
-            keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0
-            return jnp.concatenate([views * keep * active[:, None], ready[:, None]], axis=1)
+            views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+            return jnp.concatenate([views * active[:, None], ready[:, None]], axis=1)
         cells = self.meltingpot_cell_colours(state, params)
         h, w = cells.shape[:2]
         n = params.n_agents
@@ -464,13 +459,9 @@ class GridDilemma(FunctionalEnv):
         if self.is_meltingpot(params):
             return self.meltingpot_observe(state, params)
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body (a static mask, not a scatter)
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         active = on_map(state.agents)
-        return jnp.concatenate([views * keep * active[:, None], (~active).astype(jnp.float32)[:, None]], axis=1)
+        return jnp.concatenate([views * active[:, None], (~active).astype(jnp.float32)[:, None]], axis=1)
 
     def observation_size(self, params: Any) -> int:
         if self.is_ssd(params):

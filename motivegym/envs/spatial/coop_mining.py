@@ -29,17 +29,15 @@ from motivegym.envs.spatial.grid import (
     beam_cells,
     beam_reach,
     decode_actions,
-    egocentric_views,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     parse_layout,
     read_cells,
     render_rgb_grid,
-    turn,
+    turn_and_move,
     validate_layout,
-    view_centre,
+    views_of_others,
     window_size,
 )
 
@@ -319,8 +317,7 @@ class CoopMining(FunctionalEnv):
         move_key, regrow_key = jax.random.split(key)
         n = params.n_agents
         decoded = decode_actions(actions, self.num_actions(params), jnp.ones(n, bool))
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         ore, countdown, pending = expire_partial_gold(state.ore, state.gold_countdown, state.pending_gold)
         cooldown = jnp.maximum(state.cooldown - 1, 0)
@@ -373,12 +370,8 @@ class CoopMining(FunctionalEnv):
     def observe(self, state: CoopMiningState, params: CoopMiningParams) -> Array:
         """``[n, window·5 + 1]``: the rotated window of one-hot channels (other agents only), then the ready flag."""
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body
-        return jnp.concatenate([views * keep, self.ready(state)[:, None]], axis=1)
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+        return jnp.concatenate([views, self.ready(state)[:, None]], axis=1)
 
     def observation_size(self, params: CoopMiningParams) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1

@@ -25,16 +25,14 @@ from motivegym.envs.spatial.grid import (
     beam_cells,
     beam_reach,
     decode_actions,
-    egocentric_views,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     read_cells,
     render_rgb_grid,
-    turn,
+    turn_and_move,
     validate_layout,
-    view_centre,
+    views_of_others,
     window_size,
 )
 from motivegym.envs.spatial.grid_extensions import first_agent_hits, parse_layout_with, tick_cooldown
@@ -278,8 +276,7 @@ class GiftRefinement(FunctionalEnv):
         move_key, regrow_key = jax.random.split(key)
         active = jnp.ones(n, bool)
         decoded = decode_actions(actions, self.num_actions(params), active)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         picked = read_cells(state.tokens, agents.pos, outside=False)
         tokens = state.tokens & ~occupancy(agents.pos, picked, layout.shape)
@@ -334,16 +331,10 @@ class GiftRefinement(FunctionalEnv):
 
     def observe(self, state: GiftRefinementState, params: GiftRefinementParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(
-            channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side
-        )
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the observer's own body
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         inventory = state.inventory.astype(jnp.float32) / params.capacity.astype(jnp.float32)
         ready = 1.0 - state.cooldown.astype(jnp.float32) / params.gift_cooldown.astype(jnp.float32)
-        return jnp.concatenate([views * keep, inventory, ready[:, None]], axis=1)
+        return jnp.concatenate([views, inventory, ready[:, None]], axis=1)
 
     def observation_size(self, params: Any) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + params.levels + 1

@@ -93,15 +93,22 @@ def layout_keyword_as_rows(overrides: dict[str, Any]) -> None:
         overrides["layout"] = tuple(overrides["layout"])
 
 
-@functools.lru_cache(maxsize=64)
-def parse_layout(rows: tuple[str, ...]) -> Layout:
-    """Parse an ASCII map (see :data:`LEGEND`); ragged rows or unknown characters raise ``ValueError``."""
+def char_grid(rows: tuple[str, ...], legend: dict[str, str]) -> np.ndarray:
+    """``[H, W]`` array of the characters of an ASCII map (every env's parser starts here). Ragged or empty rows, or
+    characters that are not keys of ``legend``, raise ``ValueError`` (the message lists the legend)."""
     if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
         raise ValueError(f"layout rows must be non-empty strings of equal length, got lengths {[len(r) for r in rows]}")
     grid = np.array([list(r) for r in rows])
-    unknown = sorted(set(grid.ravel()) - set(LEGEND))
+    unknown = sorted(set(grid.ravel()) - set(legend))
     if unknown:
-        raise ValueError(f"layout has unknown characters {unknown}; legend: {LEGEND}")
+        raise ValueError(f"layout has unknown characters {unknown}; legend: {legend}")
+    return grid
+
+
+@functools.lru_cache(maxsize=64)
+def parse_layout(rows: tuple[str, ...]) -> Layout:
+    """Parse an ASCII map (see :data:`LEGEND`); ragged rows or unknown characters raise ``ValueError``."""
+    grid = char_grid(rows, LEGEND)
     spawn_points = np.argwhere(grid == SPAWN).astype(np.int32)
     return Layout(
         walls=grid == WALL,
@@ -192,6 +199,13 @@ def move(key: Array, agents: AgentState, actions: Array, walls: Array) -> Array:
     outranked = jnp.any(contested & beats, axis=1)
     succeeds = candidate & ~outranked
     return jnp.where(succeeds[:, None], target, agents.pos)
+
+
+def turn_and_move(key: Array, agents: AgentState, actions: Array, walls: Array) -> AgentState:
+    """Agents after the turn and move actions of one step: first ``turn_left`` / ``turn_right`` (:func:`turn`), then
+    the moves relative to the new orientation under the collision rules of :func:`move` (``actions`` decoded)."""
+    agents = dataclasses.replace(agents, orient=turn(agents.orient, actions))
+    return dataclasses.replace(agents, pos=move(key, agents, actions, walls))
 
 
 def beam_cells(pos: Array, orient: Array, length: int, width: int) -> Array:
@@ -312,6 +326,24 @@ def egocentric_views(channels: Array, pos: Array, orient: Array, ahead: int, beh
     values = padded.ravel()[cells[..., 0] * (w + 2 * radius) + cells[..., 1]]
     bits = (values[..., None] >> jnp.arange(c, dtype=jnp.int32)) & 1
     return bits.reshape(pos.shape[0], -1).astype(jnp.float32)
+
+
+def own_body_mask(ahead: int, behind: int, side: int, channels: int, body_channels: int = 1) -> np.ndarray:
+    """float32 ``[window·channels]`` static mask of a flattened view (:func:`egocentric_views` layout): 0 on the last
+    ``body_channels`` channels of the observer's own cell (:func:`view_centre`), 1 elsewhere."""
+    keep = np.ones(window_size(ahead, behind, side) * channels, np.float32)
+    row, col = view_centre(ahead, side)
+    centre = (row * (2 * side + 1) + col) * channels
+    keep[centre + channels - body_channels : centre + channels] = 0.0
+    return keep
+
+
+def views_of_others(channels: Array, pos: Array, orient: Array, ahead: int, behind: int, side: int, body_channels: int = 1) -> Array:
+    """float32 ``[n, window·C]``: :func:`egocentric_views` with the observer's own body hidden. The last
+    ``body_channels`` channels of ``channels [H, W, C]`` mark agents; on the observer's own cell they read 0
+    (:func:`own_body_mask`, a static mask, not a scatter), so an agent sees the other agents, never itself."""
+    views = egocentric_views(channels, pos, orient, ahead, behind, side)
+    return views * own_body_mask(ahead, behind, side, channels.shape[-1], body_channels)
 
 
 def window_size(ahead: int, behind: int, side: int) -> int:

@@ -64,18 +64,17 @@ from motivegym.envs.spatial.grid import (
     beam_cells,
     beam_reach,
     bernoulli_at_cells,
+    char_grid,
     decode_actions,
-    egocentric_views,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
     read_cells,
     remove_and_respawn,
     render_rgb_grid,
-    turn,
-    view_centre,
+    turn_and_move,
+    views_of_others,
     window_size,
 )
 
@@ -211,12 +210,7 @@ class MatrixLayout:
 @functools.lru_cache(maxsize=64)
 def parse_matrix_layout(rows: tuple[str, ...]) -> MatrixLayout:
     """Parse a map in :data:`MATRIX_LEGEND`; ragged rows or unknown characters raise ``ValueError``."""
-    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
-        raise ValueError(f"layout rows must be non-empty strings of equal length, got lengths {[len(r) for r in rows]}")
-    grid = np.array([list(r) for r in rows])
-    unknown = sorted(set(grid.ravel()) - set(MATRIX_LEGEND))
-    if unknown:
-        raise ValueError(f"layout has unknown characters {unknown}; legend: {MATRIX_LEGEND}")
+    grid = char_grid(rows, MATRIX_LEGEND)
     fixed = np.zeros(grid.shape, np.int32)
     for k in range(1, 10):
         fixed[grid == str(k)] = k
@@ -581,8 +575,7 @@ class InTheMatrix(FunctionalEnv):
         frozen = state.freeze > 0
         acting = active & ~frozen
         decoded = decode_actions(actions, self.num_actions(params), acting)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         # 3. collection
         cls_here = read_cells(state.resource_class * state.resources, agents.pos, outside=0)
@@ -707,16 +700,11 @@ class InTheMatrix(FunctionalEnv):
 
     def observe(self, state: InTheMatrixState, params: InTheMatrixParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(
-            channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side
-        )
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        centre = (row * (2 * params.view_side + 1) + col) * c
-        keep[centre + c - 2 : centre + c] = 0.0  # the agent's own body (agent and ready-agent bits)
+        pos, orient = state.agents.pos, state.agents.orient
+        # the agent's own body: its agent and ready-agent bits
+        views = views_of_others(channels, pos, orient, params.view_ahead, params.view_behind, params.view_side, body_channels=2)
         active = on_map(state.agents)
-        return jnp.concatenate([views * keep * active[:, None], self.own_features(state, params)], axis=1)
+        return jnp.concatenate([views * active[:, None], self.own_features(state, params)], axis=1)
 
     def observation_size(self, params: InTheMatrixParams) -> int:
         k = self.num_resources(params)

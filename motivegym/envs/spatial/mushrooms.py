@@ -34,18 +34,17 @@ from motivegym.envs.spatial.grid import (
     beam_grid,
     beam_hits,
     beam_reach,
+    char_grid,
     decode_actions,
-    egocentric_views,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
     read_cells,
     remove_and_respawn,
     render_rgb_grid,
-    turn,
-    view_centre,
+    turn_and_move,
+    views_of_others,
     window_size,
 )
 
@@ -115,12 +114,7 @@ class MushroomLayout:
 @functools.lru_cache(maxsize=32)
 def parse_mushroom_layout(rows: tuple[str, ...]) -> MushroomLayout:
     """Parse a map in :data:`LEGEND`; ragged rows or unknown characters raise ``ValueError``."""
-    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
-        raise ValueError(f"layout rows must be non-empty strings of equal length, got lengths {[len(r) for r in rows]}")
-    grid = np.array([list(r) for r in rows])
-    unknown = sorted(set(grid.ravel()) - set(LEGEND))
-    if unknown:
-        raise ValueError(f"layout has unknown characters {unknown}; legend: {LEGEND}")
+    grid = char_grid(rows, LEGEND)
     initial = np.zeros(grid.shape, np.int32)
     for kind, char in enumerate("RGBO", start=1):
         initial[grid == char] = kind
@@ -348,8 +342,7 @@ class Mushrooms(FunctionalEnv):
         moving_or_turning = (decoded >= FORWARD) & (decoded <= TURN_RIGHT)
         decoded = jnp.where(moving_or_turning & (state.frozen > 0), NOOP, decoded)
         decoded = jnp.where((decoded == ZAP) & (state.zap_blocked > 0), NOOP, decoded)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         # eating (Melting Pot MushroomEating:onEnter)
         under = read_cells(state.mushroom, agents.pos, outside=EMPTY)
@@ -428,14 +421,10 @@ class Mushrooms(FunctionalEnv):
 
     def observe(self, state: MushroomsState, params: MushroomsParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         active = on_map(state.agents)
         flags = jnp.stack([self.ready(state), (~active).astype(jnp.float32)], axis=1)
-        return jnp.concatenate([views * keep * active[:, None], flags], axis=1)
+        return jnp.concatenate([views * active[:, None], flags], axis=1)
 
     def observation_size(self, params: MushroomsParams) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 2

@@ -29,14 +29,13 @@ from motivegym.envs.spatial.grid import (
     egocentric_views,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
+    own_body_mask,
     read_cells,
     render_rgb_grid,
-    turn,
+    turn_and_move,
     validate_layout,
-    view_centre,
     window_size,
 )
 from motivegym.envs.spatial.grid_extensions import first_hits, parse_layout_with, tick_cooldown, window_values
@@ -320,8 +319,7 @@ class Territory(FunctionalEnv):
         present = on_map(state.agents)
         acting = present & (state.frozen == 0)
         decoded = decode_actions(actions, self.num_actions(params), acting)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, fixed_walls | intact))
+        agents = turn_and_move(move_key, state.agents, decoded, fixed_walls | intact)
 
         # zaps: each lane stops at its first agent or intact resource
         fired_zap = (decoded == ZAP) & (state.cooldown == 0)
@@ -430,12 +428,10 @@ class Territory(FunctionalEnv):
         cells = jnp.stack([shared[..., 0], shared[..., 1], own, other, shared[..., 2], shared[..., 3]], axis=-1).astype(
             jnp.float32
         )
-        row, col = view_centre(a, s)
-        cells = cells.at[:, row * (2 * s + 1) + col, 5].set(0.0)  # the observer's own body
         present = on_map(state.agents)
         ready = 1.0 - state.cooldown.astype(jnp.float32) / params.zap_cooldown.astype(jnp.float32)
         scalars = jnp.stack([ready * present, (state.frozen > 0).astype(jnp.float32), (~present).astype(jnp.float32)], axis=1)
-        return jnp.concatenate([cells.reshape(n, -1) * present[:, None], scalars], axis=1)
+        return jnp.concatenate([cells.reshape(n, -1) * own_body_mask(a, b, s, cells.shape[-1]) * present[:, None], scalars], axis=1)
 
     def observation_size(self, params: Any) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 3
