@@ -40,6 +40,7 @@ from motivegym.envs.spatial.grid import (
     views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import countdown_then_fire, first_stops
 
 Array = jax.Array
 
@@ -120,14 +121,16 @@ def mine_targets(pos: Array, orient: Array, firing: Array, live_ore: Array, wall
     """``(hit [n] bool, cell [n, 2])``: the first live ore within ``length`` cells straight ahead of each firing agent.
 
     Melting Pot's mine beam (``beamRadius=0``): one lane, stopped by walls (``BeamBlocker``) and absorbed by the first
-    raw or partly mined ore (``Ore:onHit`` returns true); agents do not block it. ``cell`` is ``(-1, -1)`` without a hit.
+    raw or partly mined ore (``Ore:onHit`` returns true); agents do not block it
+    (:func:`~motivegym.envs.spatial.grid_extensions.first_stops` with no targetable agent). ``cell`` is ``(-1, -1)``
+    without a hit.
     """
-    cells = beam_cells(pos, orient, length, 1)[:, 0]  # [n, L, 2]
-    reach = beam_reach(cells[:, None], walls)[:, 0]  # [n, L]
-    ore_here = read_cells(live_ore, cells, outside=False) & reach
-    first = jnp.argmax(ore_here, axis=1)
-    hit = jnp.any(ore_here, axis=1) & firing
-    cell = jnp.take_along_axis(cells, first[:, None, None], axis=1)[:, 0]
+    cells = beam_cells(pos, orient, length, 1)
+    nobody = jnp.zeros(pos.shape[0], bool)
+    _, ore_hits = first_stops(cells, beam_reach(cells, walls), firing, pos, nobody, live_ore)
+    ore_hits, cells = ore_hits[:, 0], cells[:, 0]  # the one lane: [n, L], [n, L, 2]
+    hit = jnp.any(ore_hits, axis=1)
+    cell = jnp.take_along_axis(cells, jnp.argmax(ore_hits, axis=1)[:, None, None], axis=1)[:, 0]
     return hit, jnp.where(hit[:, None], cell, -1)
 
 
@@ -320,9 +323,7 @@ class CoopMining(FunctionalEnv):
         agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         ore, countdown, pending = expire_partial_gold(state.ore, state.gold_countdown, state.pending_gold)
-        cooldown = jnp.maximum(state.cooldown - 1, 0)
-        fired = (decoded == MINE) & (cooldown == 0)
-        cooldown = jnp.where(fired, params.mine_cooldown, cooldown)
+        fired, cooldown = countdown_then_fire(state.cooldown, decoded == MINE, params.mine_cooldown)
         hit, cell = mine_targets(agents.pos, agents.orient, fired, ore != EMPTY, walls, params.mine_beam_length)
         kind = read_cells(ore, jnp.where(hit[:, None], cell, 0), outside=EMPTY)
         ore, countdown, pending, iron, gold = resolve_mining(ore, countdown, pending, hit, cell, params.gold_miners, params.gold_window)

@@ -35,7 +35,7 @@ from motivegym.envs.spatial.grid import (
     views_of_others,
     window_size,
 )
-from motivegym.envs.spatial.grid_extensions import first_agent_hits, parse_layout_with, tick_cooldown
+from motivegym.envs.spatial.grid_extensions import first_hits, parse_layout_with, tick_cooldown
 
 Array = jax.Array
 
@@ -284,7 +284,7 @@ class GiftRefinement(FunctionalEnv):
 
         fired = (decoded == GIFT) & (state.cooldown == 0)
         cells = beam_cells(agents.pos, agents.orient, params.gift_beam_length, 1)
-        hits = first_agent_hits(cells, beam_reach(cells, walls), fired, agents.pos, active)
+        hits, _ = first_hits(cells, beam_reach(cells, walls), fired, agents.pos, active)
         inventory, received, gave = gift_transfers(inventory, hits, params.gift_multiplier, params.capacity)
 
         consuming = decoded == CONSUME

@@ -77,6 +77,8 @@ from motivegym.envs.spatial.grid import (
     views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import first_stops, hits_per_cell
+from motivegym.envs.spatial.meltingpot_rules import cooldown_fire
 
 Array = jax.Array
 
@@ -298,29 +300,17 @@ def interaction_beams(
 
     Each firing agent's beam has ``width`` lanes (centred on its facing line) of ``length`` cells ahead; a lane stops
     at its first wall (no effect), its first on-map agent or its first present resource (Melting Pot: avatars and
-    undestroyed ``Destroyable`` resources block ``gameInteraction`` beams).
+    undestroyed ``Destroyable`` resources block ``gameInteraction`` beams; the lane rule is
+    :func:`~motivegym.envs.spatial.grid_extensions.first_stops`).
 
     Returns ``(distance [n_firer, n_target]`` int32: the distance of the nearest lane whose first hit is that agent,
     ``length + 1`` where none; ``resource_hits [H, W]`` int32: beams whose first hit is the resource there).
     """
-    n = pos.shape[0]
-    shape = walls.shape
     cells = beam_cells(pos, orient, length, width)  # [n, w, L, 2]
-    reach = beam_reach(cells, walls)
-    ids = jnp.full(shape, -1, jnp.int32).at[jnp.where(active, pos[:, 0], shape[0]), pos[:, 1]].set(jnp.arange(n), mode="drop")
-    agent_at = read_cells(ids, cells, outside=-1)
-    resource_at = read_cells(resources, cells, outside=False)
-    blocking = (agent_at >= 0) | resource_at
-    first = blocking & (jnp.cumsum(blocking, axis=-1) == 1) & reach & firing[:, None, None]
-    hit_agent = first & (agent_at >= 0)
-    distance = jnp.arange(1, length + 1)
-    agent_distance = jnp.where(hit_agent, distance, length + 1)  # [n, w, L]
-    target_matches = agent_at[..., None] == jnp.arange(n)  # [n, w, L, n]
-    nearest = jnp.min(jnp.where(target_matches, agent_distance[..., None], length + 1), axis=(1, 2))
-    hit_resource = (first & resource_at).ravel()
-    rows = jnp.where(hit_resource, cells[..., 0].ravel(), shape[0])
-    resource_hits = jnp.zeros(shape, jnp.int32).at[rows, cells[..., 1].ravel()].add(1, mode="drop")
-    return nearest.astype(jnp.int32), resource_hits
+    agent_hits, cell_hits = first_stops(cells, beam_reach(cells, walls), firing, pos, active, resources)
+    distance = jnp.arange(1, length + 1)[None, None, :, None]
+    nearest = jnp.min(jnp.where(agent_hits, distance, length + 1), axis=(1, 2))
+    return nearest.astype(jnp.int32), hits_per_cell(cell_hits, cells, walls.shape)
 
 
 def beam_targets(distance: Array, length: int) -> Array:
@@ -587,9 +577,8 @@ class InTheMatrix(FunctionalEnv):
         resources = state.resources & ~taken
         wait = jnp.where(taken, 0, state.resource_wait)
 
-        # 4. beams (cooldown: Melting Pot's coolingTimer counts down on the steps the agent may act)
-        fired = acting & (decoded == INTERACT) & (state.cooldown == 0)
-        cooldown = jnp.where(fired, params.cooldown_steps, jnp.where(acting, jnp.maximum(state.cooldown - 1, 0), state.cooldown))
+        # 4. beams (cooldown: Melting Pot's coolingTimer counts down on the steps the agent may act: acting as on_map)
+        fired, cooldown = cooldown_fire(state.cooldown, acting, decoded == INTERACT, params.cooldown_steps)
         distance, resource_hits = interaction_beams(
             agents.pos, agents.orient, fired, active, walls, resources, params.beam_length, params.beam_width
         )

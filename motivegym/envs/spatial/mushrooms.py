@@ -47,6 +47,7 @@ from motivegym.envs.spatial.grid import (
     views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import countdown_then_fire, graduated_sanctions
 
 Array = jax.Array
 
@@ -362,17 +363,13 @@ class Mushrooms(FunctionalEnv):
         mushroom = jnp.where(blight, EMPTY, mushroom)
 
         # zaps (Zapper + Destroyable + GraduatedSanctionsMarking)
-        cooldown = jnp.maximum(state.cooldown - 1, 0)
-        fired = (decoded == ZAP) & (cooldown == 0) & active
-        cooldown = jnp.where(fired, params.zap_cooldown, cooldown)
+        fired, cooldown = countdown_then_fire(state.cooldown, (decoded == ZAP) & active, params.zap_cooldown)
         cells = beam_cells(agents.pos, agents.orient, params.zap_beam_length, params.zap_beam_width)
         reach = beam_reach(cells, walls)
         mushroom = jnp.where(beam_grid(cells, reach, fired, layout.shape), EMPTY, mushroom)
         hits = beam_hits(cells, reach, fired, agents.pos, active)
-        hits_taken = jnp.sum(hits, axis=0)
-        hit = hits_taken > 0
-        removed_now = hit & (state.marked | (hits_taken >= 2))
-        frozen_by_zap = hit & ~removed_now
+        hit = jnp.any(hits, axis=0)
+        frozen_by_zap, removed_now = graduated_sanctions(jnp.sum(hits, axis=0), state.marked)
         frozen = jnp.where(frozen_by_zap, jnp.maximum(frozen, params.zap_freeze_steps), frozen)
         zap_blocked = jnp.where(frozen_by_zap, jnp.maximum(state.zap_blocked, params.zap_freeze_steps), state.zap_blocked)
         marked = (state.marked | frozen_by_zap) & ~removed_now

@@ -38,7 +38,14 @@ from motivegym.envs.spatial.grid import (
     validate_layout,
     window_size,
 )
-from motivegym.envs.spatial.grid_extensions import first_hits, parse_layout_with, tick_cooldown, window_values
+from motivegym.envs.spatial.grid_extensions import (
+    first_hits,
+    graduated_sanctions,
+    hits_per_cell,
+    parse_layout_with,
+    tick_cooldown,
+    window_values,
+)
 
 Array = jax.Array
 
@@ -160,14 +167,6 @@ def resolve_claims(key: Array, cells: Array, valid: Array, owner: Array) -> tupl
 def count_per_agent(owner: Array, mask: Array, n: int) -> Array:
     """int32 ``[n]``: cells of ``mask`` owned by each agent (a ``bincount`` over the owner grid, −1 ignored)."""
     return jnp.bincount(jnp.where(mask, owner, -1).ravel() + 1, length=n + 1)[1:].astype(jnp.int32)
-
-
-def sanction(hit_count: Array, marked: Array) -> tuple[Array, Array]:
-    """Graduated sanctions (Melting Pot ``GraduatedSanctionsMarking``): ``(freeze [n], remove [n])`` for agents zapped
-    ``hit_count`` times this step: an unmarked agent hit once is frozen and marked; a marked agent hit again, or an
-    agent hit twice in one step, is removed for good."""
-    remove = (hit_count >= 2) | ((hit_count >= 1) & (marked > 0))
-    return (hit_count >= 1) & ~remove, remove
 
 
 class Territory(FunctionalEnv):
@@ -325,13 +324,12 @@ class Territory(FunctionalEnv):
         fired_zap = (decoded == ZAP) & (state.cooldown == 0)
         cells = beam_cells(agents.pos, agents.orient, params.zap_beam_length, params.zap_beam_width)
         zap_hits, cell_hits = first_hits(cells, beam_reach(cells, fixed_walls), fired_zap, agents.pos, present, intact)
-        rows = jnp.where(cell_hits, cells[..., 0], shape[0]).ravel()
-        damage = jnp.zeros(shape, jnp.int32).at[rows, cells[..., 1].ravel()].add(1, mode="drop")
+        damage = hits_per_cell(cell_hits, cells, shape)
         health = state.health - damage
         newly_destroyed = intact & (health <= 0)
         destroyed = state.destroyed | newly_destroyed
         since_zapped = jnp.where(damage > 0, 0, state.since_zapped)
-        freeze, remove = sanction(jnp.sum(zap_hits, axis=0), state.marked)
+        freeze, remove = graduated_sanctions(jnp.sum(zap_hits, axis=0), state.marked)  # removed for good here
         remove = remove & present
         released = (state.owner >= 0) & remove[jnp.maximum(state.owner, 0)]  # a removed agent's claims
         owner = jnp.where(newly_destroyed | released, -1, state.owner)

@@ -11,7 +11,8 @@ import pytest
 
 import motivegym
 from motivegym.envs.spatial.grid import FORWARD, NOOP, AgentState
-from motivegym.envs.spatial.territory import CLAIM, ZAP, Territory, resolve_claims, sanction
+from motivegym.envs.spatial.grid_extensions import graduated_sanctions
+from motivegym.envs.spatial.territory import CLAIM, ZAP, Territory, resolve_claims
 
 N, E, S, W = 0, 1, 2, 3
 SMALL = (
@@ -126,7 +127,7 @@ def test_the_zap_stops_at_the_first_agent_and_the_mark_wears_off():
     state, _, _, _, info = step(state, [ZAP, NOOP, NOOP])
     np.testing.assert_array_equal(info["zap_hits"][0], [False, True, False])
     np.testing.assert_array_equal(
-        sanction(jnp.array([1, 1, 2, 0]), jnp.array([0, 3, 0, 5])), [[True, False, False, False], [False, True, True, False]]
+        graduated_sanctions(jnp.array([1, 1, 2, 0]), jnp.array([0, 3, 0, 5])), [[True, False, False, False], [False, True, True, False]]
     )
     _, short = small_env(mark_steps=2, freeze_steps=1)
     state = placed([[2, 1], [2, 2], [1, 8]], [E, W, W], params=short)
