@@ -8,31 +8,27 @@ in the same few steps, nothing otherwise).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES as GRID_ACTION_NAMES,
 )
 from motivegym.envs.spatial.grid import (
     AgentState,
-    Layout,
-    agent_features,
     agent_symbol,
     beam_cells,
     beam_reach,
     decode_actions,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
     occupancy,
-    parse_layout,
     read_cells,
     render_rgb_grid,
     turn_and_move,
@@ -201,7 +197,7 @@ def regrow_ore(key: Array, ore: Array, ore_cells: np.ndarray, blocked: Array, ir
     return jnp.where((ore == EMPTY) & ~blocked, grows, ore)
 
 
-class CoopMining(FunctionalEnv):
+class CoopMining(GridSubstrate):
     """Cooperative Mining: mine iron alone for 1, or gold with a partner within 3 steps for 8 each.
 
     * **Mechanism:** spatial stag hunt (Melting Pot ``coop_mining``). Ore appears at random on empty ore cells; agents
@@ -239,7 +235,7 @@ class CoopMining(FunctionalEnv):
     """
 
     name: ClassVar[str] = "CoopMining"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "iron", "gold", "gold_partial", "agent")
 
     # ----- params -----
@@ -261,13 +257,6 @@ class CoopMining(FunctionalEnv):
             view_side=5,
         )
 
-    def default_params(self, **overrides: Any) -> CoopMiningParams:
-        """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
-        layout_keyword_as_rows(overrides)
-        params = override_params(self.make_params(), overrides, self.name)
-        self.validate(params)
-        return params
-
     def validate(self, params: CoopMiningParams) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
         layout = self.layout(params)
@@ -282,21 +271,6 @@ class CoopMining(FunctionalEnv):
         for name in ("view_ahead", "view_behind", "view_side"):
             if int(getattr(params, name)) < 0:
                 raise ValueError(f"{self.name}: {name} must be >= 0, got {getattr(params, name)}")
-
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(CoopMiningParams))
-
-    def layout(self, params: CoopMiningParams) -> Layout:
-        return parse_layout(tuple(params.layout))
-
-    def n_agents(self, params: CoopMiningParams) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: CoopMiningParams) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: CoopMiningParams) -> tuple[str, ...]:
-        return ACTION_NAMES
 
     # ----- reset / step -----
     def reset(self, key: Array, params: CoopMiningParams) -> tuple[CoopMiningState, Array]:
@@ -333,20 +307,9 @@ class CoopMining(FunctionalEnv):
         ore = regrow_ore(regrow_key, ore, layout.apple_cells, blocked, params.iron_regrowth_prob, params.gold_regrowth_prob)
         new_state = CoopMiningState(agents=agents, ore=ore, gold_countdown=countdown, pending_gold=pending, cooldown=cooldown, t=state.t + 1)
 
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "mine_fired": fired,
-                "iron_extracted": iron,
-                "gold_extracted": gold,
-                "gold_hits": hit & ((kind == GOLD) | (kind == GOLD_PARTIAL)) & ~gold,
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        gold_hits = hit & ((kind == GOLD) | (kind == GOLD_PARTIAL)) & ~gold
+        step_info = {"mine_fired": fired, "iron_extracted": iron, "gold_extracted": gold, "gold_hits": gold_hits}
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: CoopMiningState, params: Any) -> Info:
         return {
@@ -377,15 +340,8 @@ class CoopMining(FunctionalEnv):
     def observation_size(self, params: CoopMiningParams) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """One-hot channels, flags, positions / map size and ``t / max_steps``: all in ``[0, 1]``."""
-        return 0.0, 1.0
-
     def global_state(self, state: CoopMiningState, params: CoopMiningParams) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, self.ready(state), progress])
+        return global_state_vector(self.grid_channels(state, params)[..., 1:], state.agents, state.t, params.max_steps, self.ready(state))
 
     # ----- rendering -----
     def render_text(self, state: CoopMiningState, params: CoopMiningParams) -> str:
@@ -401,8 +357,7 @@ class CoopMining(FunctionalEnv):
         for i in range(pos.shape[0]):
             chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
         arrows = " ".join(f"{agent_symbol(i)}{'^>v<'[orient[i]]}" for i in range(pos.shape[0]))
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
-        return "\n".join([header] + ["".join(row) for row in chars] + ["agents: " + arrows])
+        return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + arrows])
 
     def render_rgb(self, state: CoopMiningState, params: CoopMiningParams) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, ore cells dark, iron mauve, gold yellow, partly mined gold pale yellow."""

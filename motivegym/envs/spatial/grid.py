@@ -370,6 +370,16 @@ def agent_features(agents: AgentState, shape: tuple[int, int]) -> Array:
     )
 
 
+def global_state_vector(maps: Array, agents: AgentState, t: Array, max_steps: Array, *extras: Array) -> Array:
+    """float32 ``[H·W·C + 7n + Σ extras + 1]``: the layout of every grid env's global state: ``maps [H, W, C]``
+    (ravelled row-major), :func:`agent_features` ``[n, 7]`` (ravelled), each of ``extras`` (ravelled, float32), then
+    ``t / max_steps``."""
+    features = agent_features(agents, maps.shape[:2]).ravel()
+    progress = (t.astype(jnp.float32) / max_steps)[None]
+    flat = [jnp.ravel(x).astype(jnp.float32) for x in extras]
+    return jnp.concatenate([maps.astype(jnp.float32).ravel(), features, *flat, progress])
+
+
 # ----- rendering (host side, numpy) -----
 
 AGENT_COLOURS = np.array(

@@ -45,29 +45,29 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES,
     FIRE_TAG,
     ORIENTATION_ARROWS,
     AgentState,
-    agent_features,
     agent_symbol,
     beam_cells,
     beam_reach,
     bernoulli_at_cells,
     char_grid,
     decode_actions,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
     occupancy,
     on_map,
     read_cells,
@@ -94,7 +94,6 @@ MATRIX_LEGEND = {
     MATRIX_CHOICE: "resource of class 1 or 2, drawn uniformly at every reset",
     **{str(k): f"resource of class {k}" for k in range(1, 10)},
 }
-PRESETS = ("default", "repeated")
 RGB_SCALE = 8
 #: Melting Pot's resource colours (class 1 green, class 2 red), then extra classes
 RESOURCE_COLOURS = np.array([[30, 225, 185], [225, 30, 70], [240, 200, 40], [150, 90, 220], [90, 160, 240],
@@ -382,7 +381,7 @@ def regrow_resources(
 # ----- the engine -----
 
 
-class InTheMatrix(FunctionalEnv):
+class InTheMatrix(GridSubstrate):
     """Engine of the in-the-Matrix substrates; subclasses set ``name`` and the default matrices and maps.
 
     * **Mechanism:** a two-player matrix game embedded in a grid world (Vezhnevets et al. 2020; Melting Pot
@@ -411,8 +410,8 @@ class InTheMatrix(FunctionalEnv):
       this step), ``resources_destroyed``.
     """
 
-    action_kind: ClassVar[str] = "discrete"
     name: ClassVar[str] = "InTheMatrix"
+    substrate_actions: ClassVar[tuple[str, ...]] = MATRIX_ACTION_NAMES
     #: Melting Pot's matrices (row player, column player) and maps: set by subclasses
     row_matrix: ClassVar[tuple] = ((3.0, 0.0), (5.0, 1.0))
     col_matrix: ClassVar[tuple] = ((3.0, 5.0), (0.0, 1.0))
@@ -465,17 +464,9 @@ class InTheMatrix(FunctionalEnv):
             refill_when_all_removed=jnp.bool_(True),
         )
 
-    def default_params(self, **overrides: Any) -> InTheMatrixParams:
-        """Params of ``preset`` (``"default"``: the arena, or ``"repeated"``) with overrides; ``layout`` may be a
-        tuple/list of rows or one multi-line string."""
-        preset = overrides.pop("preset", "default")
-        if preset not in PRESETS:
-            raise ValueError(f"{self.name}: preset={preset!r} is invalid: preset must be one of {', '.join(map(repr, PRESETS))}")
-        layout_keyword_as_rows(overrides)
-        base = self.make_repeated_params() if preset == "repeated" else self.make_params()
-        params = override_params(base, overrides, self.name, extra_valid=("preset",))
-        self.validate(params)
-        return params
+    def preset_makers(self) -> dict[str, Callable[[], InTheMatrixParams]]:
+        """``"default"`` (the arena) and ``"repeated"`` (:meth:`make_repeated_params`)."""
+        return {"default": self.make_params, "repeated": self.make_repeated_params}
 
     def validate(self, params: InTheMatrixParams) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
@@ -509,23 +500,12 @@ class InTheMatrix(FunctionalEnv):
         if float(params.initial_inventory) < 0:
             raise ValueError(f"{where}: initial_inventory must be >= 0, got {float(params.initial_inventory)}")
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(InTheMatrixParams)) + ("preset",)
-
     def layout(self, params: InTheMatrixParams) -> MatrixLayout:
+        """The parsed map (:data:`MATRIX_LEGEND`)."""
         return parse_matrix_layout(tuple(params.layout))
 
     def num_resources(self, params: InTheMatrixParams) -> int:
         return int(jnp.shape(params.row_matrix)[0])
-
-    def n_agents(self, params: InTheMatrixParams) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: InTheMatrixParams) -> int:
-        return len(MATRIX_ACTION_NAMES)
-
-    def action_names(self, params: InTheMatrixParams) -> tuple[str, ...]:
-        return MATRIX_ACTION_NAMES
 
     def channel_names(self, params: InTheMatrixParams) -> tuple[str, ...]:
         return ("wall", *(f"resource_{k + 1}" for k in range(self.num_resources(params))), "agent", "ready_agent")
@@ -636,25 +616,18 @@ class InTheMatrix(FunctionalEnv):
             resource_damage=damage,
             t=state.t + 1,
         )
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "collected": collected.astype(jnp.int32),
-                "fired": fired,
-                "interacted": interacted,
-                "interaction_partner": partner,
-                "interaction_row_player": is_row,
-                "interaction_payoff": payoff_now,
-                "interaction_inventories": inventories_seen,
-                "settled": settled,
-                "resources_destroyed": jnp.sum(destroyed).astype(jnp.int32),
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        step_info = {
+            "collected": collected.astype(jnp.int32),
+            "fired": fired,
+            "interacted": interacted,
+            "interaction_partner": partner,
+            "interaction_row_player": is_row,
+            "interaction_payoff": payoff_now,
+            "interaction_inventories": inventories_seen,
+            "settled": settled,
+            "resources_destroyed": jnp.sum(destroyed).astype(jnp.int32),
+        }
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: InTheMatrixState, params: InTheMatrixParams) -> Info:
         k = self.num_resources(params)
@@ -699,17 +672,9 @@ class InTheMatrix(FunctionalEnv):
         k = self.num_resources(params)
         return window_size(params.view_ahead, params.view_behind, params.view_side) * (k + 3) + k + 4
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot cells, mixed strategies, flags,
-        beam readiness, positions / map size and ``t / max_steps``."""
-        return 0.0, 1.0
-
     def global_state(self, state: InTheMatrixState, params: InTheMatrixParams) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        strategies = mixed_strategy(state.inventory).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, strategies, state.ready.astype(jnp.float32), progress])
+        maps = self.grid_channels(state, params)[..., 1:]
+        return global_state_vector(maps, state.agents, state.t, params.max_steps, mixed_strategy(state.inventory), state.ready.astype(jnp.float32))
 
     # ----- rendering -----
     def render_text(self, state: InTheMatrixState, params: InTheMatrixParams) -> str:
@@ -729,7 +694,7 @@ class InTheMatrix(FunctionalEnv):
             inv = "/".join(f"{v:g}" for v in inventory[i])
             where = f"{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f":out {timeout[i]}"
             status.append(f"{agent_symbol(i)}{where}[{inv}]" + ("*" if bool(state.ready[i]) else ""))
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}  (A, B: resources of class 1, 2; digits: agents [inventory], * ready)"
+        header = f"{self.step_header(state, params)}  (A, B: resources of class 1, 2; digits: agents [inventory], * ready)"
         return "\n".join([header, *("".join(r) for r in chars), "agents: " + " ".join(status)])
 
     def render_rgb(self, state: InTheMatrixState, params: InTheMatrixParams) -> np.ndarray:

@@ -18,9 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import GridSubstrate
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     FIRE_TAG,
@@ -28,7 +28,6 @@ from motivegym.envs.spatial.grid import (
     NOOP,
     TURN_RIGHT,
     AgentState,
-    agent_features,
     agent_symbol,
     beam_cells,
     beam_grid,
@@ -36,8 +35,8 @@ from motivegym.envs.spatial.grid import (
     beam_reach,
     char_grid,
     decode_actions,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
     occupancy,
     on_map,
     read_cells,
@@ -210,7 +209,7 @@ def spore_regrowth(key: Array, mushroom: Array, eaten: Array, blocked: Array, pa
     return jnp.where(grown, grown_kind, mushroom), grown
 
 
-class Mushrooms(FunctionalEnv):
+class Mushrooms(GridSubstrate):
     """Externality Mushrooms: red pays the eater, green everyone, blue everyone else, orange costs everyone.
 
     * **Mechanism:** immediate-feedback collective action problem (Melting Pot ``externality_mushrooms__dense``).
@@ -251,7 +250,7 @@ class Mushrooms(FunctionalEnv):
     """
 
     name: ClassVar[str] = "Mushrooms"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "red", "green", "blue", "orange", "agent")
 
     # ----- params -----
@@ -277,13 +276,6 @@ class Mushrooms(FunctionalEnv):
             view_side=5,
         )
 
-    def default_params(self, **overrides: Any) -> MushroomsParams:
-        """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
-        layout_keyword_as_rows(overrides)
-        params = override_params(self.make_params(), overrides, self.name)
-        self.validate(params)
-        return params
-
     def validate(self, params: MushroomsParams) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
         layout = self.layout(params)
@@ -300,20 +292,9 @@ class Mushrooms(FunctionalEnv):
         if params.zap_beam_width < 1 or params.zap_beam_width % 2 == 0:
             raise ValueError(f"{self.name}: zap_beam_width must be odd and >= 1, got {params.zap_beam_width}")
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(MushroomsParams))
-
     def layout(self, params: MushroomsParams) -> MushroomLayout:
+        """The parsed map (this module's :data:`LEGEND`)."""
         return parse_mushroom_layout(tuple(params.layout))
-
-    def n_agents(self, params: MushroomsParams) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: MushroomsParams) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: MushroomsParams) -> tuple[str, ...]:
-        return ACTION_NAMES
 
     # ----- reset / step -----
     def reset(self, key: Array, params: MushroomsParams) -> tuple[MushroomsState, Array]:
@@ -393,12 +374,7 @@ class Mushrooms(FunctionalEnv):
         new_state = MushroomsState(agents=agents, mushroom=mushroom, age=age, frozen=frozen, zap_blocked=zap_blocked,
                                    cooldown=cooldown, marked=marked, marked_for=marked_for, t=state.t + 1)  # fmt: skip
 
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update({"eaten": eaten, "fired_zap": fired, "zap_hits": hits, "frozen": frozen > 0,
-                     "terminated": terminated, "truncated": truncated})  # fmt: skip
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        return self.finish_step(new_state, params, payoffs, {"eaten": eaten, "fired_zap": fired, "zap_hits": hits, "frozen": frozen > 0})
 
     def describe(self, state: MushroomsState, params: Any) -> Info:
         counts = {f"{name}_count": jnp.sum(state.mushroom == k + 1).astype(jnp.int32) for k, name in enumerate(KIND_NAMES)}
@@ -426,15 +402,8 @@ class Mushrooms(FunctionalEnv):
     def observation_size(self, params: MushroomsParams) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 2
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """One-hot channels, flags, positions / map size and ``t / max_steps``: all in ``[0, 1]``."""
-        return 0.0, 1.0
-
     def global_state(self, state: MushroomsState, params: MushroomsParams) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, self.ready(state), progress])
+        return global_state_vector(self.grid_channels(state, params)[..., 1:], state.agents, state.t, params.max_steps, self.ready(state))
 
     # ----- rendering -----
     def render_text(self, state: MushroomsState, params: MushroomsParams) -> str:
@@ -454,8 +423,7 @@ class Mushrooms(FunctionalEnv):
                 continue
             chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
             status.append(f"{agent_symbol(i)}{'^>v<'[orient[i]]}" + (f"(frozen {frozen[i]})" if frozen[i] else ""))
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
-        return "\n".join([header] + ["".join(row) for row in chars] + ["agents: " + " ".join(status)])
+        return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + " ".join(status)])
 
     def render_rgb(self, state: MushroomsState, params: MushroomsParams) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: mushrooms in their colours, walls brown (Melting Pot's fence)."""

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import GridSubstrate
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     AGENT_COLOURS,
@@ -20,15 +21,13 @@ from motivegym.envs.spatial.grid import (
     FIRE_CLEAN,
     FIRE_TAG,
     AgentState,
-    Layout,
-    agent_features,
     agent_symbol,
     beam_cells,
     beam_reach,
     decode_actions,
     egocentric_views,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
     occupancy,
     on_map,
     own_body_mask,
@@ -42,7 +41,6 @@ from motivegym.envs.spatial.grid_extensions import (
     first_hits,
     graduated_sanctions,
     hits_per_cell,
-    parse_layout_with,
     tick_cooldown,
     window_values,
 )
@@ -56,7 +54,6 @@ RESOURCE = "R"  # a claimable resource: blocks movement like a wall until destro
 EXTRA_CHARS = ((RESOURCE, "#"),)
 UNCLAIMED_COLOUR = (90, 80, 70)
 RGB_SCALE = 8
-PRESETS = ("open", "rooms")
 
 #: Melting Pot's territory__open map (23×39, 88 resources, 18 spawn points); its wall characters written ``#``
 TERRITORY_OPEN_LAYOUT = (
@@ -169,7 +166,7 @@ def count_per_agent(owner: Array, mask: Array, n: int) -> Array:
     return jnp.bincount(jnp.where(mask, owner, -1).ravel() + 1, length=n + 1)[1:].astype(jnp.int32)
 
 
-class Territory(FunctionalEnv):
+class Territory(GridSubstrate):
     """Territory: agents paint wall-like resources in their colour; held claims pay over time; zaps freeze, remove and destroy.
 
     * **Mechanism:** territory / conflict over property (Melting Pot ``territory__open`` and ``territory__rooms``).
@@ -214,7 +211,8 @@ class Territory(FunctionalEnv):
     """
 
     name: ClassVar[str] = "Territory"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
+    extra_chars: ClassVar[tuple[tuple[str, str], ...]] = EXTRA_CHARS
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "unclaimed", "own_claim", "other_claim", "damaged", "agent")
 
     # ----- params -----
@@ -240,16 +238,9 @@ class Territory(FunctionalEnv):
             view_side=5,
         )
 
-    def default_params(self, **overrides: Any) -> TerritoryParams:
-        """Params of ``preset`` (``"open"`` or ``"rooms"``) with overrides; ``layout`` may be rows or one multi-line string."""
-        preset = overrides.pop("preset", "open")
-        if preset not in PRESETS:
-            raise ValueError(f"{self.name}: preset={preset!r} is invalid: preset must be one of {', '.join(map(repr, PRESETS))}")
-        layout_keyword_as_rows(overrides)
-        base = self.make_params(TERRITORY_ROOMS_LAYOUT if preset == "rooms" else TERRITORY_OPEN_LAYOUT)
-        params = override_params(base, overrides, self.name, extra_valid=("preset",))
-        self.validate(params)
-        return params
+    def preset_makers(self) -> dict[str, Callable[[], TerritoryParams]]:
+        """``"open"`` (the default) and ``"rooms"``: the same params on Melting Pot's two maps."""
+        return {"open": self.make_params, "rooms": lambda: self.make_params(TERRITORY_ROOMS_LAYOUT)}
 
     def validate(self, params: TerritoryParams) -> None:
         where = self.name
@@ -259,32 +250,13 @@ class Territory(FunctionalEnv):
         if params.zap_beam_width % 2 == 0:
             raise ValueError(f"{where}: zap_beam_width must be odd (centred on the agent), got {params.zap_beam_width}")
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(TerritoryParams)) + ("preset",)
-
-    def parsed(self, params: Any) -> tuple[Layout, dict[str, np.ndarray]]:
-        return parse_layout_with(tuple(params.layout), EXTRA_CHARS)
-
-    def layout(self, params: Any) -> Layout:
-        """The parsed map; its ``walls`` include the resource cells (use :meth:`fixed_walls` for walls alone)."""
-        return self.parsed(params)[0]
-
     def resource_mask(self, params: Any) -> np.ndarray:
-        """bool ``[H, W]``: the resource cells of the map."""
-        return self.parsed(params)[1][RESOURCE]
+        """bool ``[H, W]``: the resource cells of the map (:meth:`layout`'s ``walls`` include them)."""
+        return self.layout_masks(params)[RESOURCE]
 
     def fixed_walls(self, params: Any) -> np.ndarray:
         """bool ``[H, W]``: walls that are not resources (indestructible, never claimable)."""
         return self.layout(params).walls & ~self.resource_mask(params)
-
-    def n_agents(self, params: Any) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: Any) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: Any) -> tuple[str, ...]:
-        return ACTION_NAMES
 
     # ----- reset / step -----
     def reset(self, key: Array, params: TerritoryParams) -> tuple[TerritoryState, Array]:
@@ -374,24 +346,17 @@ class Territory(FunctionalEnv):
             destroyed=destroyed,
             t=state.t + 1,
         )
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "fired_zap": fired_zap,
-                "fired_claim": fired_claim,
-                "zap_hits": zap_hits,
-                "removed_now": remove,
-                "new_claims": count_per_agent(owner, changed, n),
-                "stolen": count_per_agent(owner, stolen_cells, n),
-                "resources_destroyed": jnp.sum(newly_destroyed).astype(jnp.int32),
-                "paying": paying,
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        step_info = {
+            "fired_zap": fired_zap,
+            "fired_claim": fired_claim,
+            "zap_hits": zap_hits,
+            "removed_now": remove,
+            "new_claims": count_per_agent(owner, changed, n),
+            "stolen": count_per_agent(owner, stolen_cells, n),
+            "resources_destroyed": jnp.sum(newly_destroyed).astype(jnp.int32),
+            "paying": paying,
+        }
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: TerritoryState, params: Any) -> Info:
         n = params.n_agents
@@ -434,19 +399,12 @@ class Territory(FunctionalEnv):
     def observation_size(self, params: Any) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 3
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """Every entry lies in ``[0, 1]``: one-hot cells, flags, readiness, normalised owners, positions, ``t / max_steps``."""
-        return 0.0, 1.0
-
     def global_state(self, state: TerritoryState, params: Any) -> Array:
         intact = self.intact(state, params)
         shared = self.shared_channels(state, params)
         owner = jnp.where(intact, (state.owner + 1).astype(jnp.float32) / params.n_agents, 0.0)
-        maps = jnp.stack([intact, shared[..., 1], owner, shared[..., 2], shared[..., 3]], axis=-1).astype(jnp.float32).ravel()
-        features = agent_features(state.agents, intact.shape).ravel()
-        frozen = (state.frozen > 0).astype(jnp.float32)
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([maps, features, frozen, progress])
+        maps = jnp.stack([intact, shared[..., 1], owner, shared[..., 2], shared[..., 3]], axis=-1).astype(jnp.float32)
+        return global_state_vector(maps, state.agents, state.t, params.max_steps, (state.frozen > 0).astype(jnp.float32))
 
     # ----- rendering -----
     def render_text(self, state: TerritoryState, params: Any) -> str:
@@ -464,7 +422,7 @@ class Territory(FunctionalEnv):
             if timeout[i] == 0:
                 chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
         status = ["out" if timeout[i] else (f"frozen {frozen[i]}" if frozen[i] else "on") for i in range(pos.shape[0])]
-        lines = [f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"] + ["".join(row) for row in chars]
+        lines = [self.step_header(state, params)] + ["".join(row) for row in chars]
         return "\n".join(lines + ["agents: " + " ".join(f"{agent_symbol(i)}:{s}" for i, s in enumerate(status))])
 
     def render_rgb(self, state: TerritoryState, params: Any) -> np.ndarray:
