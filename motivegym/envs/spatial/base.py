@@ -73,6 +73,7 @@ from motivegym.envs.spatial.grid import (
     turn,
     turn_and_move,
     validate_layout,
+    validate_view,
     view_cells,
     view_centre,
     views_of_others,
@@ -235,9 +236,7 @@ class GridDilemma(GridSubstrate):
         """Raise ``ValueError`` on params the dynamics cannot honour."""
         where = self.name
         validate_layout(self.layout(params), params.n_agents, where)
-        for name in ("view_ahead", "view_behind", "view_side"):
-            if int(getattr(params, name)) < 0:
-                raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
+        validate_view(params, where)
         if params.tag_beam_length < 1 or params.tag_beam_width < 1 or params.tag_beam_width % 2 == 0:
             raise ValueError(f"{where}: tag beam needs length >= 1 and an odd width >= 1, got {params.tag_beam_length}, {params.tag_beam_width}")
         if int(params.max_steps) < 1:

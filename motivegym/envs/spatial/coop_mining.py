@@ -16,16 +16,20 @@ import numpy as np
 
 from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial.base import GridSubstrate
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES as GRID_ACTION_NAMES,
 )
 from motivegym.envs.spatial.grid import (
+    CELL_COLOURS,
+    MELTINGPOT_VIEW,
     AgentState,
-    agent_symbol,
+    agent_status,
     beam_cells,
     beam_reach,
     decode_actions,
+    draw_agents,
+    floor_canvas,
     global_state_vector,
     initial_agents,
     occupancy,
@@ -33,6 +37,7 @@ from motivegym.envs.spatial.grid import (
     render_rgb_grid,
     turn_and_move,
     validate_layout,
+    validate_view,
     views_of_others,
     window_size,
 )
@@ -80,9 +85,6 @@ MINE = 7
 ACTION_NAMES = GRID_ACTION_NAMES[:7] + ("mine",)
 #: render colours (Melting Pot's ore palettes, mid tones)
 ORE_COLOURS = {"ore_cell": (45, 40, 45), "iron": (140, 120, 140), "gold": (180, 180, 40), "gold_partial": (255, 255, 140)}
-FLOOR_COLOUR, WALL_COLOUR = (40, 40, 40), (130, 130, 130)
-#: pixels per grid cell in ``render_rgb``
-RGB_SCALE = 8
 
 
 @pytree_dataclass
@@ -252,9 +254,7 @@ class CoopMining(GridSubstrate):
             mine_beam_length=3,
             layout=COOP_MINING_LAYOUT,
             n_agents=6,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
 
     def validate(self, params: CoopMiningParams) -> None:
@@ -268,9 +268,7 @@ class CoopMining(GridSubstrate):
         for name in ("gold_window", "mine_cooldown", "mine_beam_length"):
             if int(getattr(params, name)) < 1:
                 raise ValueError(f"{self.name}: {name} must be >= 1, got {getattr(params, name)}")
-        for name in ("view_ahead", "view_behind", "view_side"):
-            if int(getattr(params, name)) < 0:
-                raise ValueError(f"{self.name}: {name} must be >= 0, got {getattr(params, name)}")
+        validate_view(params, self.name)
 
     # ----- reset / step -----
     def reset(self, key: Array, params: CoopMiningParams) -> tuple[CoopMiningState, Array]:
@@ -353,23 +351,19 @@ class CoopMining(GridSubstrate):
         ore = np.asarray(state.ore)
         for value, symbol in ((IRON, "i"), (GOLD, "g"), (GOLD_PARTIAL, "G")):
             chars[ore == value] = symbol
-        pos, orient = np.asarray(state.agents.pos), np.asarray(state.agents.orient)
-        for i in range(pos.shape[0]):
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
-        arrows = " ".join(f"{agent_symbol(i)}{'^>v<'[orient[i]]}" for i in range(pos.shape[0]))
-        return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + arrows])
+        draw_agents(chars, state.agents)
+        return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + " ".join(agent_status(state.agents))])
 
     def render_rgb(self, state: CoopMiningState, params: CoopMiningParams) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, ore cells dark, iron mauve, gold yellow, partly mined gold pale yellow."""
         layout = self.layout(params)
-        rgb = np.empty(layout.shape + (3,), np.uint8)
-        rgb[:] = FLOOR_COLOUR
+        rgb = floor_canvas(layout.shape)
         rgb[layout.apple_spawn] = ORE_COLOURS["ore_cell"]
         ore = np.asarray(state.ore)
         rgb[ore == IRON] = ORE_COLOURS["iron"]
         rgb[ore == GOLD] = ORE_COLOURS["gold"]
         rgb[ore == GOLD_PARTIAL] = ORE_COLOURS["gold_partial"]
-        rgb[layout.walls] = WALL_COLOUR
+        rgb[layout.walls] = CELL_COLOURS["wall"]
         return render_rgb_grid(rgb, state.agents, scale=RGB_SCALE)
 
 

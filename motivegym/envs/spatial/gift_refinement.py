@@ -11,18 +11,21 @@ import numpy as np
 
 from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial.base import GridSubstrate
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES as GRID_ACTION_NAMES,
 )
 from motivegym.envs.spatial.grid import (
     CELL_COLOURS,
     FIRE_TAG,
+    MELTINGPOT_VIEW,
     AgentState,
     agent_symbol,
     beam_cells,
     beam_reach,
     decode_actions,
+    draw_agents,
+    floor_canvas,
     global_state_vector,
     initial_agents,
     occupancy,
@@ -43,7 +46,6 @@ ACTION_NAMES = GRID_ACTION_NAMES[:7] + ("refine_and_gift", "consume_tokens")
 TOKEN = "T"  # a token cell (walkable floor where tokens spawn); the rest of the legend is grid.LEGEND
 EXTRA_CHARS = ((TOKEN, " "),)
 TOKEN_COLOUR = (230, 200, 40)
-RGB_SCALE = 8
 
 #: Melting Pot's gift_refinements map (27×27, 18 spawn points, 538 token cells); ``W`` written ``#``
 GIFT_REFINEMENT_LAYOUT = (
@@ -199,9 +201,7 @@ class GiftRefinement(GridSubstrate):
             n_agents=6,
             levels=3,
             gift_beam_length=5,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
 
     def adapt_base_params(self, base: GiftRefinementParams, overrides: dict[str, Any]) -> GiftRefinementParams:
@@ -318,23 +318,20 @@ class GiftRefinement(GridSubstrate):
         chars = np.full(layout.shape, " ")
         chars[layout.walls] = "#"
         chars[np.asarray(state.tokens)] = "o"
-        pos = np.asarray(state.agents.pos)
-        for i in range(pos.shape[0]):
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
+        draw_agents(chars, state.agents)
         inventory = np.asarray(state.inventory)
         lines = [f"{self.step_header(state, params)}  (o token, digits agents)"]
         lines += ["".join(row) for row in chars]
         lines += [
             "inventories (raw..top): "
-            + " ".join(f"{agent_symbol(i)}:{'/'.join(map(str, inventory[i]))}" for i in range(pos.shape[0]))
+            + " ".join(f"{agent_symbol(i)}:{'/'.join(map(str, inventory[i]))}" for i in range(len(inventory)))
         ]
         return "\n".join(lines)
 
     def render_rgb(self, state: GiftRefinementState, params: Any) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, tokens gold, agents coloured squares with a white bar on the side they face."""
         layout = self.layout(params)
-        rgb = np.empty(layout.shape + (3,), np.uint8)
-        rgb[:] = CELL_COLOURS["floor"]
+        rgb = floor_canvas(layout.shape)
         rgb[np.asarray(state.tokens)] = TOKEN_COLOUR
         rgb[layout.walls] = CELL_COLOURS["wall"]
         return render_rgb_grid(rgb, state.agents, scale=RGB_SCALE)

@@ -1,4 +1,6 @@
-"""Shared pure-JAX mechanics of the grid-world sequential social dilemmas (Harvest, Cleanup).
+"""Shared pure-JAX mechanics of the grid worlds (Harvest, Cleanup and the Melting Pot substrates: CoopMining,
+Mushrooms, GiftRefinement, Territory, the in-the-Matrix games; beams that stop at the first agent, cooldowns and
+sanctions are in :mod:`motivegym.envs.spatial.grid_extensions`).
 
 * **Layouts are data:** an ASCII map (a tuple of equal-length strings, a static param) is parsed
   once on the host into numpy arrays (:func:`parse_layout`); jitted code embeds them as constants.
@@ -120,6 +122,17 @@ def parse_layout(rows: tuple[str, ...]) -> Layout:
         spawn_points=spawn_points.reshape(-1, 2),
         inside_spawn_points=np.argwhere(grid == INSIDE_SPAWN).astype(np.int32).reshape(-1, 2),
     )
+
+
+#: Melting Pot's 11×11 egocentric window (9 rows ahead, 1 behind, 5 columns each side), the default view of its substrates
+MELTINGPOT_VIEW = {"view_ahead": 9, "view_behind": 1, "view_side": 5}
+
+
+def validate_view(params: Any, where: str) -> None:
+    """Raise ``ValueError`` unless ``params.view_ahead``, ``view_behind`` and ``view_side`` are all ``>= 0``."""
+    for name in ("view_ahead", "view_behind", "view_side"):
+        if int(getattr(params, name)) < 0:
+            raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
 
 
 def validate_layout(layout: Layout, n_agents: int, where: str) -> None:
@@ -405,9 +418,29 @@ def agent_symbol(i: int) -> str:
     return "0123456789abcdefghijklmnopqrstuvwxyz"[i % 36]
 
 
+def draw_agents(chars: np.ndarray, agents: AgentState) -> None:
+    """Write each on-map agent's :func:`agent_symbol` at its cell of ``chars [H, W]`` (in place; removed agents are not
+    drawn, a later index overwrites an earlier one on a shared cell)."""
+    pos, timeout = np.asarray(agents.pos), np.asarray(agents.timeout)
+    for i in range(pos.shape[0]):
+        if timeout[i] == 0:
+            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
+
+
+def agent_status(agents: AgentState) -> list[str]:
+    """One word per agent for text renders: its symbol and facing arrow (``0^``), or ``0:out k`` while it is removed
+    for ``k`` more steps."""
+    orient, timeout = np.asarray(agents.orient), np.asarray(agents.timeout)
+    return [f"{agent_symbol(i)}{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f"{agent_symbol(i)}:out {timeout[i]}" for i in range(len(orient))]
+
+
+def floor_canvas(shape: tuple[int, int]) -> np.ndarray:
+    """uint8 ``[H, W, 3]`` filled with the floor colour (``CELL_COLOURS["floor"]``): the start of every ``render_rgb``."""
+    return np.full(tuple(shape) + (3,), CELL_COLOURS["floor"], np.uint8)
+
+
 def render_text_grid(layout: Layout, agents: AgentState, apples: np.ndarray, waste: np.ndarray | None = None) -> str:
     """ASCII picture: ``#`` wall, ``A`` apple, ``~`` river, ``*`` waste, digits for on-map agents."""
-    pos, orient, timeout = (np.asarray(x) for x in (agents.pos, agents.orient, agents.timeout))
     chars = np.full(layout.shape, FLOOR)
     chars[layout.walls] = WALL
     chars[layout.river] = RIVER
@@ -415,12 +448,9 @@ def render_text_grid(layout: Layout, agents: AgentState, apples: np.ndarray, was
     if waste is not None:
         chars[np.asarray(waste)] = WASTE
     chars[np.asarray(apples)] = APPLE
-    for i in range(pos.shape[0]):
-        if timeout[i] == 0:
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
+    draw_agents(chars, agents)
     lines = ["".join(row) for row in chars]
-    status = [f"{agent_symbol(i)}{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f"{agent_symbol(i)}:out {timeout[i]}" for i in range(pos.shape[0])]
-    return "\n".join(lines + ["agents: " + " ".join(status)])
+    return "\n".join(lines + ["agents: " + " ".join(agent_status(agents))])
 
 
 def render_rgb_grid(cell_rgb: np.ndarray, agents: AgentState, scale: int = 8) -> np.ndarray:
@@ -442,8 +472,7 @@ def render_rgb_grid(cell_rgb: np.ndarray, agents: AgentState, scale: int = 8) ->
 
 def base_cell_colours(layout: Layout, apples: np.ndarray, waste: np.ndarray | None = None) -> np.ndarray:
     """uint8 ``[H, W, 3]`` colours of walls, river, waste, apple spawn cells and apples."""
-    rgb = np.empty(layout.shape + (3,), np.uint8)
-    rgb[:] = CELL_COLOURS["floor"]
+    rgb = floor_canvas(layout.shape)
     rgb[layout.apple_spawn] = CELL_COLOURS["apple_spawn"]
     rgb[layout.river] = CELL_COLOURS["river"]
     rgb[layout.stream] = CELL_COLOURS["stream"]

@@ -54,18 +54,21 @@ import numpy as np
 
 from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial.base import GridSubstrate
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES,
+    CELL_COLOURS,
     FIRE_TAG,
-    ORIENTATION_ARROWS,
+    MELTINGPOT_VIEW,
     AgentState,
-    agent_symbol,
+    agent_status,
     beam_cells,
     beam_reach,
     bernoulli_at_cells,
     char_grid,
     decode_actions,
+    draw_agents,
+    floor_canvas,
     global_state_vector,
     initial_agents,
     occupancy,
@@ -74,6 +77,7 @@ from motivegym.envs.spatial.grid import (
     remove_and_respawn,
     render_rgb_grid,
     turn_and_move,
+    validate_view,
     views_of_others,
     window_size,
 )
@@ -94,11 +98,9 @@ MATRIX_LEGEND = {
     MATRIX_CHOICE: "resource of class 1 or 2, drawn uniformly at every reset",
     **{str(k): f"resource of class {k}" for k in range(1, 10)},
 }
-RGB_SCALE = 8
 #: Melting Pot's resource colours (class 1 green, class 2 red), then extra classes
 RESOURCE_COLOURS = np.array([[30, 225, 185], [225, 30, 70], [240, 200, 40], [150, 90, 220], [90, 160, 240],
                              [240, 140, 60], [200, 200, 200], [120, 200, 80], [220, 120, 180]], np.uint8)  # fmt: skip
-FLOOR_COLOUR, WALL_COLOUR = (40, 40, 40), (130, 130, 130)
 
 # Melting Pot's maps (W → #); 'a' cells draw their class at every reset.
 PD_ARENA_LAYOUT = (
@@ -440,9 +442,7 @@ class InTheMatrix(GridSubstrate):
             resource_health=3,
             layout=self.arena_layout,
             n_agents=8,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
             beam_length=3,
             beam_width=3,
             require_ready=True,
@@ -488,9 +488,7 @@ class InTheMatrix(GridSubstrate):
             raise ValueError(
                 f"{where}: the beam needs length >= 1 and an odd width >= 1, got {params.beam_length}, {params.beam_width}"
             )
-        for name in ("view_ahead", "view_behind", "view_side"):
-            if int(getattr(params, name)) < 0:
-                raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
+        validate_view(params, where)
         for name, low in (("max_steps", 1), ("respawn_delay", 1), ("freeze_steps", 0), ("cooldown_steps", 0),
                           ("regrowth_delay", 0), ("resource_health", 1)):  # fmt: skip
             if int(getattr(params, name)) < low:
@@ -684,27 +682,22 @@ class InTheMatrix(GridSubstrate):
         classes = np.asarray(state.resource_class) * np.asarray(state.resources)
         for k in range(1, self.num_resources(params) + 1):
             chars[classes == k] = chr(ord("A") + k - 1)
-        pos, orient, timeout = (np.asarray(x) for x in (state.agents.pos, state.agents.orient, state.agents.timeout))
+        draw_agents(chars, state.agents)
         inventory = np.asarray(state.inventory)
-        for i in range(pos.shape[0]):
-            if timeout[i] == 0:
-                chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
         status = []
-        for i in range(pos.shape[0]):
+        for i, word in enumerate(agent_status(state.agents)):
             inv = "/".join(f"{v:g}" for v in inventory[i])
-            where = f"{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f":out {timeout[i]}"
-            status.append(f"{agent_symbol(i)}{where}[{inv}]" + ("*" if bool(state.ready[i]) else ""))
+            status.append(f"{word}[{inv}]" + ("*" if bool(state.ready[i]) else ""))
         header = f"{self.step_header(state, params)}  (A, B: resources of class 1, 2; digits: agents [inventory], * ready)"
         return "\n".join([header, *("".join(r) for r in chars), "agents: " + " ".join(status)])
 
     def render_rgb(self, state: InTheMatrixState, params: InTheMatrixParams) -> np.ndarray:
         layout = self.layout(params)
-        rgb = np.empty(layout.shape + (3,), np.uint8)
-        rgb[:] = FLOOR_COLOUR
+        rgb = floor_canvas(layout.shape)
         classes = np.asarray(state.resource_class) * np.asarray(state.resources)
         for k in range(1, self.num_resources(params) + 1):
             rgb[classes == k] = RESOURCE_COLOURS[(k - 1) % len(RESOURCE_COLOURS)]
-        rgb[layout.walls] = WALL_COLOUR
+        rgb[layout.walls] = CELL_COLOURS["wall"]
         return render_rgb_grid(rgb, state.agents, scale=RGB_SCALE)
 
 

@@ -20,21 +20,23 @@ import numpy as np
 
 from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial.base import GridSubstrate
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     FIRE_TAG,
     FORWARD,
+    MELTINGPOT_VIEW,
     NOOP,
     TURN_RIGHT,
     AgentState,
-    agent_symbol,
+    agent_status,
     beam_cells,
     beam_grid,
     beam_hits,
     beam_reach,
     char_grid,
     decode_actions,
+    draw_agents,
     global_state_vector,
     initial_agents,
     occupancy,
@@ -94,7 +96,6 @@ REGROWTH_PROBS = (
 )
 KIND_COLOURS = np.array([[40, 40, 40], [220, 50, 50], [60, 190, 60], [60, 110, 230], [245, 150, 30]], np.uint8)
 WALL_COLOUR = (130, 110, 80)
-RGB_SCALE = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,9 +272,7 @@ class Mushrooms(GridSubstrate):
             zap_beam_width=3,
             layout=MUSHROOMS_LAYOUT,
             n_agents=5,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
 
     def validate(self, params: MushroomsParams) -> None:
@@ -414,15 +413,9 @@ class Mushrooms(GridSubstrate):
         kinds = np.asarray(state.mushroom)
         for kind, char in enumerate("RGBO", start=1):
             chars[kinds == kind] = char
-        pos, orient, timeout = (np.asarray(x) for x in (state.agents.pos, state.agents.orient, state.agents.timeout))
-        frozen = np.asarray(state.frozen)
-        status = []
-        for i in range(pos.shape[0]):
-            if timeout[i] > 0:
-                status.append(f"{agent_symbol(i)}:out {timeout[i]}")
-                continue
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
-            status.append(f"{agent_symbol(i)}{'^>v<'[orient[i]]}" + (f"(frozen {frozen[i]})" if frozen[i] else ""))
+        draw_agents(chars, state.agents)
+        frozen, on = np.asarray(state.frozen), np.asarray(on_map(state.agents))
+        status = [word + (f"(frozen {frozen[i]})" if on[i] and frozen[i] else "") for i, word in enumerate(agent_status(state.agents))]
         return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + " ".join(status)])
 
     def render_rgb(self, state: MushroomsState, params: MushroomsParams) -> np.ndarray:

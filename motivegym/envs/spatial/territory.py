@@ -12,7 +12,7 @@ import numpy as np
 
 from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial.base import GridSubstrate
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     AGENT_COLOURS,
@@ -20,12 +20,15 @@ from motivegym.envs.spatial.grid import (
     DIRECTIONS,
     FIRE_CLEAN,
     FIRE_TAG,
+    MELTINGPOT_VIEW,
     AgentState,
     agent_symbol,
     beam_cells,
     beam_reach,
     decode_actions,
+    draw_agents,
     egocentric_views,
+    floor_canvas,
     global_state_vector,
     initial_agents,
     occupancy,
@@ -53,7 +56,6 @@ ACTION_NAMES = GRID_ACTION_NAMES[:7] + ("fire_zap", "fire_claim")
 RESOURCE = "R"  # a claimable resource: blocks movement like a wall until destroyed
 EXTRA_CHARS = ((RESOURCE, "#"),)
 UNCLAIMED_COLOUR = (90, 80, 70)
-RGB_SCALE = 8
 
 #: Melting Pot's territory__open map (23×39, 88 resources, 18 spawn points); its wall characters written ``#``
 TERRITORY_OPEN_LAYOUT = (
@@ -233,9 +235,7 @@ class Territory(GridSubstrate):
             claim_beam_length=2,
             zap_beam_length=2,
             zap_beam_width=3,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
 
     def preset_makers(self) -> dict[str, Callable[[], TerritoryParams]]:
@@ -417,19 +417,16 @@ class Territory(GridSubstrate):
         for r, c in zip(*np.nonzero(intact & (owner >= 0))):
             letter = "abcdefghijklmnopqrstuvwxyz"[owner[r, c] % 26]
             chars[r, c] = letter.upper() if age[r, c] >= int(params.reward_delay) else letter
-        pos, timeout, frozen = np.asarray(state.agents.pos), np.asarray(state.agents.timeout), np.asarray(state.frozen)
-        for i in range(pos.shape[0]):
-            if timeout[i] == 0:
-                chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
-        status = ["out" if timeout[i] else (f"frozen {frozen[i]}" if frozen[i] else "on") for i in range(pos.shape[0])]
+        draw_agents(chars, state.agents)
+        timeout, frozen = np.asarray(state.agents.timeout), np.asarray(state.frozen)
+        status = ["out" if timeout[i] else (f"frozen {frozen[i]}" if frozen[i] else "on") for i in range(len(timeout))]
         lines = [self.step_header(state, params)] + ["".join(row) for row in chars]
         return "\n".join(lines + ["agents: " + " ".join(f"{agent_symbol(i)}:{s}" for i, s in enumerate(status))])
 
     def render_rgb(self, state: TerritoryState, params: Any) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, unclaimed resources brown-grey, claimed ones in the claimant's colour
         (dim until they pay), agents as coloured squares with a white bar on the side they face."""
-        rgb = np.empty(self.layout(params).shape + (3,), np.uint8)
-        rgb[:] = CELL_COLOURS["floor"]
+        rgb = floor_canvas(self.layout(params).shape)
         rgb[self.fixed_walls(params)] = CELL_COLOURS["wall"]
         intact = np.asarray(self.intact(state, params))
         owner, age = np.asarray(state.owner), np.asarray(state.claim_age)
