@@ -117,14 +117,15 @@ INT_PARAMS = ("max_steps", "tag_timeout", "zap_cooldown", "clean_cooldown", "was
 RULES = ("motivegym", "ssd", "meltingpot")
 
 
-def grid_params(params_class: type, **values: Any) -> Any:
-    """``params_class`` from plain values: static fields as given, int horizons as int32, the rest float32."""
+def grid_params(params_class: type, /, int_names: tuple[str, ...] = INT_PARAMS, bool_names: tuple[str, ...] = (), **values: Any) -> Any:
+    """``params_class`` from plain values: static fields as given, ``int_names`` (counts, horizons) as int32,
+    ``bool_names`` as bool, the rest float32."""
     static = {f.name for f in dataclasses.fields(params_class) if f.metadata.get("static")}
     arrays = {}
     for name, value in values.items():
         if name in static:
             continue
-        dtype = jnp.int32 if name in INT_PARAMS else jnp.float32
+        dtype = jnp.int32 if name in int_names else jnp.bool_ if name in bool_names else jnp.float32
         arrays[name] = jnp.asarray(value, dtype)
     return params_class(**arrays, **{k: v for k, v in values.items() if k in static})
 

@@ -54,7 +54,7 @@ import numpy as np
 
 from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
-from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate, grid_params
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES,
     CELL_COLOURS,
@@ -270,13 +270,10 @@ class InTheMatrixState:
 
 
 def matrix_params(**values: Any) -> InTheMatrixParams:
-    """Params from plain values: static fields as given, counts as int32, the rest float32."""
-    static = {f.name for f in dataclasses.fields(InTheMatrixParams) if f.metadata.get("static")}
-    ints = {"max_steps", "respawn_delay", "freeze_steps", "cooldown_steps", "regrowth_delay", "resource_health"}
-    flags = {"require_ready", "refill_when_all_removed"}
-    dtype = {**{k: jnp.int32 for k in ints}, **{k: jnp.bool_ for k in flags}}
-    arrays = {k: jnp.asarray(v, dtype.get(k, jnp.float32)) for k, v in values.items() if k not in static}
-    return InTheMatrixParams(**arrays, **{k: v for k, v in values.items() if k in static})
+    """Params from plain values (:func:`~motivegym.envs.spatial.base.grid_params`): static fields as given, counts as
+    int32, the two flags as bool, the rest float32."""
+    ints = ("max_steps", "respawn_delay", "freeze_steps", "cooldown_steps", "regrowth_delay", "resource_health")
+    return grid_params(InTheMatrixParams, int_names=ints, bool_names=("require_ready", "refill_when_all_removed"), **values)
 
 
 # ----- rules (pure functions) -----
