@@ -131,7 +131,7 @@ def grid_params(params_class: type, /, int_names: tuple[str, ...] = INT_PARAMS, 
 
 
 class GridSubstrate(FunctionalEnv):
-    """Base of the grid envs: subclasses set ``name`` and ``substrate_actions`` (or override :meth:`action_names`),
+    """Base of the grid envs (all but the Coin Games): subclasses set ``name`` and ``substrate_actions`` (or override :meth:`action_names`),
     implement ``make_params`` and ``validate`` (and :meth:`preset_makers` where they have presets), then ``reset``,
     ``step``, ``observe``."""
 
