@@ -1,6 +1,12 @@
-"""The step pipeline shared by the gridded apple dilemmas (Harvest, Cleanup).
+"""The base class of every grid env (:class:`GridSubstrate`) and the step pipeline shared by the gridded apple
+dilemmas (Harvest, Cleanup: :class:`GridDilemma`).
 
-Step order (every env of this module):
+:class:`GridSubstrate` holds what the grid envs share besides their rules (Harvest, Cleanup, CoopMining, Mushrooms,
+GiftRefinement, Territory, the in-the-Matrix games): the accessors (``n_agents``, ``num_actions``, ``action_names``,
+``layout``, ``parameter_names``), ``default_params`` with presets and the ``layout`` keyword, and the end of a step
+(truncation at ``max_steps``, never terminated; ``info`` = ``describe`` + the step's facts).
+
+Step order of :class:`GridDilemma` (every env of this module):
 
 1. decode actions (out-of-range indices and removed agents do ``noop``);
 2. turn, then move (collision rules in :mod:`motivegym.envs.spatial.grid`);
@@ -34,6 +40,7 @@ under a player are eaten by it, ``READY_TO_SHOOT`` in place of the removed flag.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
@@ -49,29 +56,30 @@ from motivegym.envs.spatial.grid import (
     FIRE_TAG,
     AgentState,
     Layout,
-    agent_features,
     base_cell_colours,
     beam_cells,
     beam_hits,
     beam_reach,
     decode_actions,
-    egocentric_views,
+    global_state_vector,
     initial_agents,
     layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
-    parse_layout,
     read_cells,
     remove_and_respawn,
     render_rgb_grid,
     render_text_grid,
     turn,
+    turn_and_move,
     validate_layout,
+    validate_view,
     view_cells,
     view_centre,
+    views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import parse_layout_with
 from motivegym.envs.spatial.meltingpot_maps import MAX_MP_RGB_AGENTS, MP_AVATAR_COLOURS, MP_COLOURS
 from motivegym.envs.spatial.ssd_maps import MAX_SSD_AGENTS, SSD_ACTION_NAMES, SSD_AGENT_COLOURS, SSD_COLOURS
 
@@ -109,16 +117,102 @@ INT_PARAMS = ("max_steps", "tag_timeout", "zap_cooldown", "clean_cooldown", "was
 RULES = ("motivegym", "ssd", "meltingpot")
 
 
-def grid_params(params_class: type, **values: Any) -> Any:
-    """``params_class`` from plain values: static fields as given, int horizons as int32, the rest float32."""
+def grid_params(params_class: type, /, int_names: tuple[str, ...] = INT_PARAMS, bool_names: tuple[str, ...] = (), **values: Any) -> Any:
+    """``params_class`` from plain values: static fields as given, ``int_names`` (counts, horizons) as int32,
+    ``bool_names`` as bool, the rest float32."""
     static = {f.name for f in dataclasses.fields(params_class) if f.metadata.get("static")}
     arrays = {}
     for name, value in values.items():
         if name in static:
             continue
-        dtype = jnp.int32 if name in INT_PARAMS else jnp.float32
+        dtype = jnp.int32 if name in int_names else jnp.bool_ if name in bool_names else jnp.float32
         arrays[name] = jnp.asarray(value, dtype)
     return params_class(**arrays, **{k: v for k, v in values.items() if k in static})
+
+
+class GridSubstrate(FunctionalEnv):
+    """Base of the grid envs (all but the Coin Games): subclasses set ``name`` and ``substrate_actions`` (or override :meth:`action_names`),
+    implement ``make_params`` and ``validate`` (and :meth:`preset_makers` where they have presets), then ``reset``,
+    ``step``, ``observe``."""
+
+    action_kind: ClassVar[str] = "discrete"
+    #: the names of actions ``0 .. num_actions − 1`` (Melting Pot's order)
+    substrate_actions: ClassVar[tuple[str, ...]] = ()
+    #: map characters beyond :data:`~motivegym.envs.spatial.grid.LEGEND`: ``(char, " " floor or "#" wall stand-in)``
+    extra_chars: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    # ----- params -----
+    def make_params(self) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def validate(self, params: Any) -> None:  # pragma: no cover - interface
+        """Raise ``ValueError`` on params the dynamics cannot honour."""
+        raise NotImplementedError
+
+    def preset_makers(self) -> dict[str, Callable[[], Any]]:
+        """``{preset name: params factory}``, the default preset first; empty (one set of defaults, no ``preset``
+        keyword) unless the env overrides it."""
+        return {}
+
+    def adapt_base_params(self, base: Any, overrides: dict[str, Any]) -> Any:
+        """The preset's params before ``overrides`` are applied (an env whose field shapes follow another keyword,
+        e.g. ``levels``, reshapes them here); unchanged by default."""
+        return base
+
+    def default_params(self, **overrides: Any) -> Any:
+        """Params of ``preset`` (see :meth:`preset_makers`) with overrides; ``layout`` may be a tuple/list of rows or one
+        multi-line string."""
+        makers = self.preset_makers()
+        make, extra_valid = self.make_params, ()
+        if makers:
+            preset = overrides.pop("preset", next(iter(makers)))
+            if preset not in makers:
+                raise ValueError(f"{self.name}: preset={preset!r} is invalid: unknown preset; preset must be one of {', '.join(map(repr, makers))}")
+            make, extra_valid = makers[preset], ("preset",)
+        layout_keyword_as_rows(overrides)
+        base = self.adapt_base_params(make(), overrides)
+        params = override_params(base, overrides, self.name, extra_valid=extra_valid)
+        self.validate(params)
+        return params
+
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self.make_params())) + (("preset",) if self.preset_makers() else ())
+
+    # ----- accessors -----
+    def layout(self, params: Any) -> Any:
+        """The parsed map (:func:`~motivegym.envs.spatial.grid.parse_layout`; :attr:`extra_chars` read as their stand-ins)."""
+        return parse_layout_with(tuple(params.layout), self.extra_chars)[0]
+
+    def layout_masks(self, params: Any) -> dict[str, np.ndarray]:
+        """``{char: bool [H, W]}``: the cells of each of :attr:`extra_chars`."""
+        return parse_layout_with(tuple(params.layout), self.extra_chars)[1]
+
+    def n_agents(self, params: Any) -> int:
+        return int(params.n_agents)
+
+    def num_actions(self, params: Any) -> int:
+        return len(self.action_names(params))
+
+    def action_names(self, params: Any) -> tuple[str, ...]:
+        return self.substrate_actions
+
+    def observation_bounds(self, params: Any) -> tuple[float, float]:
+        """One-hot cells, flags, readiness, positions / map size and ``t / max_steps``: all in ``[0, 1]``."""
+        return 0.0, 1.0
+
+    # ----- the end of a step -----
+    def finish_step(self, new_state: Any, params: Any, payoffs: Array, step_info: Info) -> tuple[Any, Array, Array, Array, Info]:
+        """``(state, obs, payoffs, done, info)`` of a finished step: truncation at ``t ≥ max_steps``, never terminated;
+        ``info`` = ``describe(new_state)``, then ``step_info`` (what happened this step), then the two flags."""
+        truncated = new_state.t >= params.max_steps
+        terminated = jnp.bool_(False)
+        info = self.describe(new_state, params)
+        info.update({**step_info, "terminated": terminated, "truncated": truncated})
+        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+
+    def step_header(self, state: Any, params: Any) -> str:
+        """The first line of ``render_text``: ``<name>  step t/max_steps``."""
+        return f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,25 +225,19 @@ class StepContext:
     tagged: Array  # [n] hit by a tag beam this step
 
 
-class GridDilemma(FunctionalEnv):
+class GridDilemma(GridSubstrate):
     """Base of the grid dilemmas: subclasses set ``num_grid_actions`` and implement the hooks."""
 
-    action_kind: ClassVar[str] = "discrete"
     num_grid_actions: ClassVar[int] = 8
     #: names of the one-hot cell channels of :meth:`grid_channels` (walls first, agents last)
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "agent")
 
     # ----- params -----
-    def make_params(self) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
     def validate(self, params: Any) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
         where = self.name
         validate_layout(self.layout(params), params.n_agents, where)
-        for name in ("view_ahead", "view_behind", "view_side"):
-            if int(getattr(params, name)) < 0:
-                raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
+        validate_view(params, where)
         if params.tag_beam_length < 1 or params.tag_beam_width < 1 or params.tag_beam_width % 2 == 0:
             raise ValueError(f"{where}: tag beam needs length >= 1 and an odd width >= 1, got {params.tag_beam_length}, {params.tag_beam_width}")
         if int(params.max_steps) < 1:
@@ -185,28 +273,6 @@ class GridDilemma(FunctionalEnv):
     def preset_makers(self) -> dict:
         """``{preset name: params factory}``: ``"default"``, ``"ssd"`` and the env's Melting Pot presets."""
         return {"default": self.make_params, "ssd": self.make_ssd_params}
-
-    def default_params(self, **overrides: Any) -> Any:
-        """Params of ``preset`` (see :meth:`preset_makers`) with overrides; ``layout`` may be a tuple/list of
-        rows or one multi-line string."""
-        preset = overrides.pop("preset", "default")
-        makers = self.preset_makers()
-        if preset not in makers:
-            raise ValueError(f"{self.name}: preset={preset!r} is invalid: unknown preset; preset must be one of {', '.join(map(repr, makers))}")
-        layout_keyword_as_rows(overrides)
-        base = makers[preset]()
-        params = override_params(base, overrides, self.name, extra_valid=("preset",))
-        self.validate(params)
-        return params
-
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(self.make_params())) + ("preset",)
-
-    def layout(self, params: Any) -> Layout:
-        return parse_layout(tuple(params.layout))
-
-    def n_agents(self, params: Any) -> int:
-        return int(params.n_agents)
 
     def num_actions(self, params: Any) -> int:
         return self.num_grid_actions
@@ -275,8 +341,7 @@ class GridDilemma(FunctionalEnv):
         move_key, world_key, respawn_key = jax.random.split(key, 3)
         active = on_map(state.agents)
         decoded = decode_actions(actions, self.num_actions(params), active)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         eaten = active & read_cells(state.apples, agents.pos, outside=False)
         apples = state.apples & ~occupancy(agents.pos, eaten, layout.shape)
@@ -331,21 +396,8 @@ class GridDilemma(FunctionalEnv):
     def step_result(self, new_state: Any, params: Any, payoffs: Array, eaten: Array, fired_tag: Array, tagged: Array, hits: Array, extra_info: Info):
         """``(state, obs, payoffs, done, info)`` of a finished step (both rule sets): truncation at ``max_steps``, never
         terminated; ``info`` = ``describe`` + what happened this step."""
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "apples_eaten": eaten.astype(jnp.int32),
-                "fired_tag": fired_tag,
-                "tagged": tagged,
-                "tag_hits": hits,
-                **extra_info,
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        step_info = {"apples_eaten": eaten.astype(jnp.int32), "fired_tag": fired_tag, "tagged": tagged, "tag_hits": hits, **extra_info}
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: Any, params: Any) -> Info:
         return {"step": state.t, "apple_count": jnp.sum(state.apples).astype(jnp.int32), "removed": ~on_map(state.agents)}
@@ -435,12 +487,8 @@ class GridDilemma(FunctionalEnv):
         ready = meltingpot_rules.ready_to_shoot(state.zap_cooldown, active, params.zap_cooldown)
         if params.view_encoding != "rgb":
             channels = self.grid_channels(state, params)
-            views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-            row, col = view_centre(params.view_ahead, params.view_side)
-            c = channels.shape[-1]
-            keep = np.ones(views.shape[-1], np.float32)
-            keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0
-            return jnp.concatenate([views * keep * active[:, None], ready[:, None]], axis=1)
+            views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+            return jnp.concatenate([views * active[:, None], ready[:, None]], axis=1)
         cells = self.meltingpot_cell_colours(state, params)
         h, w = cells.shape[:2]
         n = params.n_agents
@@ -464,13 +512,9 @@ class GridDilemma(FunctionalEnv):
         if self.is_meltingpot(params):
             return self.meltingpot_observe(state, params)
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body (a static mask, not a scatter)
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         active = on_map(state.agents)
-        return jnp.concatenate([views * keep * active[:, None], (~active).astype(jnp.float32)[:, None]], axis=1)
+        return jnp.concatenate([views * active[:, None], (~active).astype(jnp.float32)[:, None]], axis=1)
 
     def observation_size(self, params: Any) -> int:
         if self.is_ssd(params):
@@ -481,8 +525,7 @@ class GridDilemma(FunctionalEnv):
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1
 
     def render_text(self, state: Any, params: Any) -> str:
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
-        return header + "\n" + render_text_grid(self.layout(params), state.agents, state.apples, getattr(state, "waste", None))
+        return self.step_header(state, params) + "\n" + render_text_grid(self.layout(params), state.agents, state.apples, getattr(state, "waste", None))
 
     def render_rgb(self, state: Any, params: Any) -> np.ndarray:
         cells = base_cell_colours(self.layout(params), state.apples, getattr(state, "waste", None))
@@ -490,7 +533,4 @@ class GridDilemma(FunctionalEnv):
 
     def global_state(self, state: Any, params: Any) -> Array:
         """Full map channels except walls (``H·W·(C−1)``), per-agent features (7n), ``t/max_steps``."""
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, progress])
+        return global_state_vector(self.grid_channels(state, params)[..., 1:], state.agents, state.t, params.max_steps)

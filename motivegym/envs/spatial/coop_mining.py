@@ -8,40 +8,40 @@ in the same few steps, nothing otherwise).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES as GRID_ACTION_NAMES,
 )
 from motivegym.envs.spatial.grid import (
+    CELL_COLOURS,
+    MELTINGPOT_VIEW,
     AgentState,
-    Layout,
-    agent_features,
-    agent_symbol,
+    agent_status,
     beam_cells,
     beam_reach,
     decode_actions,
-    egocentric_views,
+    draw_agents,
+    floor_canvas,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
-    move,
     occupancy,
-    parse_layout,
     read_cells,
     render_rgb_grid,
-    turn,
+    turn_and_move,
     validate_layout,
-    view_centre,
+    validate_view,
+    views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import countdown_then_fire, first_stops
 
 Array = jax.Array
 
@@ -85,9 +85,6 @@ MINE = 7
 ACTION_NAMES = GRID_ACTION_NAMES[:7] + ("mine",)
 #: render colours (Melting Pot's ore palettes, mid tones)
 ORE_COLOURS = {"ore_cell": (45, 40, 45), "iron": (140, 120, 140), "gold": (180, 180, 40), "gold_partial": (255, 255, 140)}
-FLOOR_COLOUR, WALL_COLOUR = (40, 40, 40), (130, 130, 130)
-#: pixels per grid cell in ``render_rgb``
-RGB_SCALE = 8
 
 
 @pytree_dataclass
@@ -122,14 +119,16 @@ def mine_targets(pos: Array, orient: Array, firing: Array, live_ore: Array, wall
     """``(hit [n] bool, cell [n, 2])``: the first live ore within ``length`` cells straight ahead of each firing agent.
 
     Melting Pot's mine beam (``beamRadius=0``): one lane, stopped by walls (``BeamBlocker``) and absorbed by the first
-    raw or partly mined ore (``Ore:onHit`` returns true); agents do not block it. ``cell`` is ``(-1, -1)`` without a hit.
+    raw or partly mined ore (``Ore:onHit`` returns true); agents do not block it
+    (:func:`~motivegym.envs.spatial.grid_extensions.first_stops` with no targetable agent). ``cell`` is ``(-1, -1)``
+    without a hit.
     """
-    cells = beam_cells(pos, orient, length, 1)[:, 0]  # [n, L, 2]
-    reach = beam_reach(cells[:, None], walls)[:, 0]  # [n, L]
-    ore_here = read_cells(live_ore, cells, outside=False) & reach
-    first = jnp.argmax(ore_here, axis=1)
-    hit = jnp.any(ore_here, axis=1) & firing
-    cell = jnp.take_along_axis(cells, first[:, None, None], axis=1)[:, 0]
+    cells = beam_cells(pos, orient, length, 1)
+    nobody = jnp.zeros(pos.shape[0], bool)
+    _, ore_hits = first_stops(cells, beam_reach(cells, walls), firing, pos, nobody, live_ore)
+    ore_hits, cells = ore_hits[:, 0], cells[:, 0]  # the one lane: [n, L], [n, L, 2]
+    hit = jnp.any(ore_hits, axis=1)
+    cell = jnp.take_along_axis(cells, jnp.argmax(ore_hits, axis=1)[:, None, None], axis=1)[:, 0]
     return hit, jnp.where(hit[:, None], cell, -1)
 
 
@@ -200,7 +199,7 @@ def regrow_ore(key: Array, ore: Array, ore_cells: np.ndarray, blocked: Array, ir
     return jnp.where((ore == EMPTY) & ~blocked, grows, ore)
 
 
-class CoopMining(FunctionalEnv):
+class CoopMining(GridSubstrate):
     """Cooperative Mining: mine iron alone for 1, or gold with a partner within 3 steps for 8 each.
 
     * **Mechanism:** spatial stag hunt (Melting Pot ``coop_mining``). Ore appears at random on empty ore cells; agents
@@ -238,7 +237,7 @@ class CoopMining(FunctionalEnv):
     """
 
     name: ClassVar[str] = "CoopMining"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "iron", "gold", "gold_partial", "agent")
 
     # ----- params -----
@@ -255,17 +254,8 @@ class CoopMining(FunctionalEnv):
             mine_beam_length=3,
             layout=COOP_MINING_LAYOUT,
             n_agents=6,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
-
-    def default_params(self, **overrides: Any) -> CoopMiningParams:
-        """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
-        layout_keyword_as_rows(overrides)
-        params = override_params(self.make_params(), overrides, self.name)
-        self.validate(params)
-        return params
 
     def validate(self, params: CoopMiningParams) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
@@ -278,24 +268,7 @@ class CoopMining(FunctionalEnv):
         for name in ("gold_window", "mine_cooldown", "mine_beam_length"):
             if int(getattr(params, name)) < 1:
                 raise ValueError(f"{self.name}: {name} must be >= 1, got {getattr(params, name)}")
-        for name in ("view_ahead", "view_behind", "view_side"):
-            if int(getattr(params, name)) < 0:
-                raise ValueError(f"{self.name}: {name} must be >= 0, got {getattr(params, name)}")
-
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(CoopMiningParams))
-
-    def layout(self, params: CoopMiningParams) -> Layout:
-        return parse_layout(tuple(params.layout))
-
-    def n_agents(self, params: CoopMiningParams) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: CoopMiningParams) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: CoopMiningParams) -> tuple[str, ...]:
-        return ACTION_NAMES
+        validate_view(params, self.name)
 
     # ----- reset / step -----
     def reset(self, key: Array, params: CoopMiningParams) -> tuple[CoopMiningState, Array]:
@@ -319,13 +292,10 @@ class CoopMining(FunctionalEnv):
         move_key, regrow_key = jax.random.split(key)
         n = params.n_agents
         decoded = decode_actions(actions, self.num_actions(params), jnp.ones(n, bool))
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         ore, countdown, pending = expire_partial_gold(state.ore, state.gold_countdown, state.pending_gold)
-        cooldown = jnp.maximum(state.cooldown - 1, 0)
-        fired = (decoded == MINE) & (cooldown == 0)
-        cooldown = jnp.where(fired, params.mine_cooldown, cooldown)
+        fired, cooldown = countdown_then_fire(state.cooldown, decoded == MINE, params.mine_cooldown)
         hit, cell = mine_targets(agents.pos, agents.orient, fired, ore != EMPTY, walls, params.mine_beam_length)
         kind = read_cells(ore, jnp.where(hit[:, None], cell, 0), outside=EMPTY)
         ore, countdown, pending, iron, gold = resolve_mining(ore, countdown, pending, hit, cell, params.gold_miners, params.gold_window)
@@ -335,20 +305,9 @@ class CoopMining(FunctionalEnv):
         ore = regrow_ore(regrow_key, ore, layout.apple_cells, blocked, params.iron_regrowth_prob, params.gold_regrowth_prob)
         new_state = CoopMiningState(agents=agents, ore=ore, gold_countdown=countdown, pending_gold=pending, cooldown=cooldown, t=state.t + 1)
 
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "mine_fired": fired,
-                "iron_extracted": iron,
-                "gold_extracted": gold,
-                "gold_hits": hit & ((kind == GOLD) | (kind == GOLD_PARTIAL)) & ~gold,
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        gold_hits = hit & ((kind == GOLD) | (kind == GOLD_PARTIAL)) & ~gold
+        step_info = {"mine_fired": fired, "iron_extracted": iron, "gold_extracted": gold, "gold_hits": gold_hits}
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: CoopMiningState, params: Any) -> Info:
         return {
@@ -373,25 +332,14 @@ class CoopMining(FunctionalEnv):
     def observe(self, state: CoopMiningState, params: CoopMiningParams) -> Array:
         """``[n, window·5 + 1]``: the rotated window of one-hot channels (other agents only), then the ready flag."""
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body
-        return jnp.concatenate([views * keep, self.ready(state)[:, None]], axis=1)
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
+        return jnp.concatenate([views, self.ready(state)[:, None]], axis=1)
 
     def observation_size(self, params: CoopMiningParams) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 1
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """One-hot channels, flags, positions / map size and ``t / max_steps``: all in ``[0, 1]``."""
-        return 0.0, 1.0
-
     def global_state(self, state: CoopMiningState, params: CoopMiningParams) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, self.ready(state), progress])
+        return global_state_vector(self.grid_channels(state, params)[..., 1:], state.agents, state.t, params.max_steps, self.ready(state))
 
     # ----- rendering -----
     def render_text(self, state: CoopMiningState, params: CoopMiningParams) -> str:
@@ -403,24 +351,19 @@ class CoopMining(FunctionalEnv):
         ore = np.asarray(state.ore)
         for value, symbol in ((IRON, "i"), (GOLD, "g"), (GOLD_PARTIAL, "G")):
             chars[ore == value] = symbol
-        pos, orient = np.asarray(state.agents.pos), np.asarray(state.agents.orient)
-        for i in range(pos.shape[0]):
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
-        arrows = " ".join(f"{agent_symbol(i)}{'^>v<'[orient[i]]}" for i in range(pos.shape[0]))
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
-        return "\n".join([header] + ["".join(row) for row in chars] + ["agents: " + arrows])
+        draw_agents(chars, state.agents)
+        return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + " ".join(agent_status(state.agents))])
 
     def render_rgb(self, state: CoopMiningState, params: CoopMiningParams) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, ore cells dark, iron mauve, gold yellow, partly mined gold pale yellow."""
         layout = self.layout(params)
-        rgb = np.empty(layout.shape + (3,), np.uint8)
-        rgb[:] = FLOOR_COLOUR
+        rgb = floor_canvas(layout.shape)
         rgb[layout.apple_spawn] = ORE_COLOURS["ore_cell"]
         ore = np.asarray(state.ore)
         rgb[ore == IRON] = ORE_COLOURS["iron"]
         rgb[ore == GOLD] = ORE_COLOURS["gold"]
         rgb[ore == GOLD_PARTIAL] = ORE_COLOURS["gold_partial"]
-        rgb[layout.walls] = WALL_COLOUR
+        rgb[layout.walls] = CELL_COLOURS["wall"]
         return render_rgb_grid(rgb, state.agents, scale=RGB_SCALE)
 
 

@@ -9,35 +9,34 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES as GRID_ACTION_NAMES,
 )
 from motivegym.envs.spatial.grid import (
     CELL_COLOURS,
     FIRE_TAG,
+    MELTINGPOT_VIEW,
     AgentState,
-    Layout,
-    agent_features,
     agent_symbol,
     beam_cells,
     beam_reach,
     decode_actions,
-    egocentric_views,
+    draw_agents,
+    floor_canvas,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
-    move,
     occupancy,
     read_cells,
     render_rgb_grid,
-    turn,
+    turn_and_move,
     validate_layout,
-    view_centre,
+    views_of_others,
     window_size,
 )
-from motivegym.envs.spatial.grid_extensions import first_agent_hits, parse_layout_with, tick_cooldown
+from motivegym.envs.spatial.grid_extensions import first_hits, tick_cooldown
 
 Array = jax.Array
 
@@ -47,7 +46,6 @@ ACTION_NAMES = GRID_ACTION_NAMES[:7] + ("refine_and_gift", "consume_tokens")
 TOKEN = "T"  # a token cell (walkable floor where tokens spawn); the rest of the legend is grid.LEGEND
 EXTRA_CHARS = ((TOKEN, " "),)
 TOKEN_COLOUR = (230, 200, 40)
-RGB_SCALE = 8
 
 #: Melting Pot's gift_refinements map (27×27, 18 spawn points, 538 token cells); ``W`` written ``#``
 GIFT_REFINEMENT_LAYOUT = (
@@ -146,7 +144,7 @@ def consumption_payoff(inventory: Array, consuming: Array, token_values: Array) 
     return consuming.astype(jnp.float32) * (inventory.astype(jnp.float32) @ token_values)
 
 
-class GiftRefinement(FunctionalEnv):
+class GiftRefinement(GridSubstrate):
     """Gift Refinement: tokens picked up are worth more to others than to oneself; consumed tokens pay the consumer.
 
     * **Mechanism:** trust / gift exchange (Melting Pot ``gift_refinements``, after the Trust Game). Raw tokens
@@ -185,7 +183,8 @@ class GiftRefinement(FunctionalEnv):
     """
 
     name: ClassVar[str] = "GiftRefinement"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
+    extra_chars: ClassVar[tuple[tuple[str, str], ...]] = EXTRA_CHARS
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "token", "agent")
 
     # ----- params -----
@@ -202,22 +201,15 @@ class GiftRefinement(FunctionalEnv):
             n_agents=6,
             levels=3,
             gift_beam_length=5,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
 
-    def default_params(self, **overrides: Any) -> GiftRefinementParams:
-        """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string. Changing ``levels``
-        needs ``token_values`` of that length (given in the same call, or ones)."""
-        layout_keyword_as_rows(overrides)
-        base = self.make_params()
+    def adapt_base_params(self, base: GiftRefinementParams, overrides: dict[str, Any]) -> GiftRefinementParams:
+        """Changing ``levels`` needs ``token_values`` of that length (given in the same call, or ones)."""
         levels = overrides.get("levels", base.levels)
         if isinstance(levels, int) and levels >= 1 and levels != base.levels:
             base = dataclasses.replace(base, levels=levels, token_values=jnp.ones(levels, jnp.float32))
-        params = override_params(base, overrides, self.name)
-        self.validate(params)
-        return params
+        return base
 
     def validate(self, params: GiftRefinementParams) -> None:
         where = self.name
@@ -231,27 +223,9 @@ class GiftRefinement(FunctionalEnv):
                 f"{where}: token_values must have one value per level ({params.levels}), got shape {params.token_values.shape}"
             )
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(GiftRefinementParams))
-
-    def parsed(self, params: Any) -> tuple[Layout, dict[str, np.ndarray]]:
-        return parse_layout_with(tuple(params.layout), EXTRA_CHARS)
-
-    def layout(self, params: Any) -> Layout:
-        return self.parsed(params)[0]
-
     def token_cells_mask(self, params: Any) -> np.ndarray:
         """bool ``[H, W]``: the cells where tokens spawn."""
-        return self.parsed(params)[1][TOKEN]
-
-    def n_agents(self, params: Any) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: Any) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: Any) -> tuple[str, ...]:
-        return ACTION_NAMES
+        return self.layout_masks(params)[TOKEN]
 
     # ----- reset / step -----
     def reset(self, key: Array, params: GiftRefinementParams) -> tuple[GiftRefinementState, Array]:
@@ -278,8 +252,7 @@ class GiftRefinement(FunctionalEnv):
         move_key, regrow_key = jax.random.split(key)
         active = jnp.ones(n, bool)
         decoded = decode_actions(actions, self.num_actions(params), active)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         picked = read_cells(state.tokens, agents.pos, outside=False)
         tokens = state.tokens & ~occupancy(agents.pos, picked, layout.shape)
@@ -287,7 +260,7 @@ class GiftRefinement(FunctionalEnv):
 
         fired = (decoded == GIFT) & (state.cooldown == 0)
         cells = beam_cells(agents.pos, agents.orient, params.gift_beam_length, 1)
-        hits = first_agent_hits(cells, beam_reach(cells, walls), fired, agents.pos, active)
+        hits, _ = first_hits(cells, beam_reach(cells, walls), fired, agents.pos, active)
         inventory, received, gave = gift_transfers(inventory, hits, params.gift_multiplier, params.capacity)
 
         consuming = decoded == CONSUME
@@ -306,21 +279,14 @@ class GiftRefinement(FunctionalEnv):
             cooldown=tick_cooldown(state.cooldown, fired, params.gift_cooldown),
             t=state.t + 1,
         )
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "tokens_picked": picked.astype(jnp.int32),
-                "fired_gift": fired,
-                "gifts": hits & gave[:, None],
-                "tokens_received": received,
-                "tokens_consumed": consumed.astype(jnp.int32),
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        step_info = {
+            "tokens_picked": picked.astype(jnp.int32),
+            "fired_gift": fired,
+            "gifts": hits & gave[:, None],
+            "tokens_received": received,
+            "tokens_consumed": consumed.astype(jnp.int32),
+        }
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: GiftRefinementState, params: Any) -> Info:
         return {"step": state.t, "token_count": jnp.sum(state.tokens).astype(jnp.int32), "inventory": state.inventory}
@@ -334,30 +300,17 @@ class GiftRefinement(FunctionalEnv):
 
     def observe(self, state: GiftRefinementState, params: GiftRefinementParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(
-            channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side
-        )
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the observer's own body
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         inventory = state.inventory.astype(jnp.float32) / params.capacity.astype(jnp.float32)
         ready = 1.0 - state.cooldown.astype(jnp.float32) / params.gift_cooldown.astype(jnp.float32)
-        return jnp.concatenate([views * keep, inventory, ready[:, None]], axis=1)
+        return jnp.concatenate([views, inventory, ready[:, None]], axis=1)
 
     def observation_size(self, params: Any) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + params.levels + 1
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """Every entry lies in ``[0, 1]``: one-hot cells, inventories / capacity, readiness, positions / map size, ``t / max_steps``."""
-        return 0.0, 1.0
-
     def global_state(self, state: GiftRefinementState, params: Any) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        inventory = (state.inventory.astype(jnp.float32) / params.capacity.astype(jnp.float32)).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, inventory, progress])
+        inventory = state.inventory.astype(jnp.float32) / params.capacity.astype(jnp.float32)
+        return global_state_vector(self.grid_channels(state, params)[..., 1:], state.agents, state.t, params.max_steps, inventory)
 
     # ----- rendering -----
     def render_text(self, state: GiftRefinementState, params: Any) -> str:
@@ -365,23 +318,20 @@ class GiftRefinement(FunctionalEnv):
         chars = np.full(layout.shape, " ")
         chars[layout.walls] = "#"
         chars[np.asarray(state.tokens)] = "o"
-        pos = np.asarray(state.agents.pos)
-        for i in range(pos.shape[0]):
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
+        draw_agents(chars, state.agents)
         inventory = np.asarray(state.inventory)
-        lines = [f"{self.name}  step {int(state.t)}/{int(params.max_steps)}  (o token, digits agents)"]
+        lines = [f"{self.step_header(state, params)}  (o token, digits agents)"]
         lines += ["".join(row) for row in chars]
         lines += [
             "inventories (raw..top): "
-            + " ".join(f"{agent_symbol(i)}:{'/'.join(map(str, inventory[i]))}" for i in range(pos.shape[0]))
+            + " ".join(f"{agent_symbol(i)}:{'/'.join(map(str, inventory[i]))}" for i in range(len(inventory)))
         ]
         return "\n".join(lines)
 
     def render_rgb(self, state: GiftRefinementState, params: Any) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, tokens gold, agents coloured squares with a white bar on the side they face."""
         layout = self.layout(params)
-        rgb = np.empty(layout.shape + (3,), np.uint8)
-        rgb[:] = CELL_COLOURS["floor"]
+        rgb = floor_canvas(layout.shape)
         rgb[np.asarray(state.tokens)] = TOKEN_COLOUR
         rgb[layout.walls] = CELL_COLOURS["wall"]
         return render_rgb_grid(rgb, state.agents, scale=RGB_SCALE)

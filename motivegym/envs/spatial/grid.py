@@ -1,4 +1,6 @@
-"""Shared pure-JAX mechanics of the grid-world sequential social dilemmas (Harvest, Cleanup).
+"""Shared pure-JAX mechanics of the grid worlds (Harvest, Cleanup and the Melting Pot substrates: CoopMining,
+Mushrooms, GiftRefinement, Territory, the in-the-Matrix games; beams that stop at the first agent, cooldowns and
+sanctions are in :mod:`motivegym.envs.spatial.grid_extensions`).
 
 * **Layouts are data:** an ASCII map (a tuple of equal-length strings, a static param) is parsed
   once on the host into numpy arrays (:func:`parse_layout`); jitted code embeds them as constants.
@@ -93,15 +95,22 @@ def layout_keyword_as_rows(overrides: dict[str, Any]) -> None:
         overrides["layout"] = tuple(overrides["layout"])
 
 
-@functools.lru_cache(maxsize=64)
-def parse_layout(rows: tuple[str, ...]) -> Layout:
-    """Parse an ASCII map (see :data:`LEGEND`); ragged rows or unknown characters raise ``ValueError``."""
+def char_grid(rows: tuple[str, ...], legend: dict[str, str]) -> np.ndarray:
+    """``[H, W]`` array of the characters of an ASCII map (every env's parser starts here). Ragged or empty rows, or
+    characters that are not keys of ``legend``, raise ``ValueError`` (the message lists the legend)."""
     if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
         raise ValueError(f"layout rows must be non-empty strings of equal length, got lengths {[len(r) for r in rows]}")
     grid = np.array([list(r) for r in rows])
-    unknown = sorted(set(grid.ravel()) - set(LEGEND))
+    unknown = sorted(set(grid.ravel()) - set(legend))
     if unknown:
-        raise ValueError(f"layout has unknown characters {unknown}; legend: {LEGEND}")
+        raise ValueError(f"layout has unknown characters {unknown}; legend: {legend}")
+    return grid
+
+
+@functools.lru_cache(maxsize=64)
+def parse_layout(rows: tuple[str, ...]) -> Layout:
+    """Parse an ASCII map (see :data:`LEGEND`); ragged rows or unknown characters raise ``ValueError``."""
+    grid = char_grid(rows, LEGEND)
     spawn_points = np.argwhere(grid == SPAWN).astype(np.int32)
     return Layout(
         walls=grid == WALL,
@@ -113,6 +122,17 @@ def parse_layout(rows: tuple[str, ...]) -> Layout:
         spawn_points=spawn_points.reshape(-1, 2),
         inside_spawn_points=np.argwhere(grid == INSIDE_SPAWN).astype(np.int32).reshape(-1, 2),
     )
+
+
+#: Melting Pot's 11×11 egocentric window (9 rows ahead, 1 behind, 5 columns each side), the default view of its substrates
+MELTINGPOT_VIEW = {"view_ahead": 9, "view_behind": 1, "view_side": 5}
+
+
+def validate_view(params: Any, where: str) -> None:
+    """Raise ``ValueError`` unless ``params.view_ahead``, ``view_behind`` and ``view_side`` are all ``>= 0``."""
+    for name in ("view_ahead", "view_behind", "view_side"):
+        if int(getattr(params, name)) < 0:
+            raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
 
 
 def validate_layout(layout: Layout, n_agents: int, where: str) -> None:
@@ -192,6 +212,13 @@ def move(key: Array, agents: AgentState, actions: Array, walls: Array) -> Array:
     outranked = jnp.any(contested & beats, axis=1)
     succeeds = candidate & ~outranked
     return jnp.where(succeeds[:, None], target, agents.pos)
+
+
+def turn_and_move(key: Array, agents: AgentState, actions: Array, walls: Array) -> AgentState:
+    """Agents after the turn and move actions of one step: first ``turn_left`` / ``turn_right`` (:func:`turn`), then
+    the moves relative to the new orientation under the collision rules of :func:`move` (``actions`` decoded)."""
+    agents = dataclasses.replace(agents, orient=turn(agents.orient, actions))
+    return dataclasses.replace(agents, pos=move(key, agents, actions, walls))
 
 
 def beam_cells(pos: Array, orient: Array, length: int, width: int) -> Array:
@@ -314,6 +341,24 @@ def egocentric_views(channels: Array, pos: Array, orient: Array, ahead: int, beh
     return bits.reshape(pos.shape[0], -1).astype(jnp.float32)
 
 
+def own_body_mask(ahead: int, behind: int, side: int, channels: int, body_channels: int = 1) -> np.ndarray:
+    """float32 ``[window·channels]`` static mask of a flattened view (:func:`egocentric_views` layout): 0 on the last
+    ``body_channels`` channels of the observer's own cell (:func:`view_centre`), 1 elsewhere."""
+    keep = np.ones(window_size(ahead, behind, side) * channels, np.float32)
+    row, col = view_centre(ahead, side)
+    centre = (row * (2 * side + 1) + col) * channels
+    keep[centre + channels - body_channels : centre + channels] = 0.0
+    return keep
+
+
+def views_of_others(channels: Array, pos: Array, orient: Array, ahead: int, behind: int, side: int, body_channels: int = 1) -> Array:
+    """float32 ``[n, window·C]``: :func:`egocentric_views` with the observer's own body hidden. The last
+    ``body_channels`` channels of ``channels [H, W, C]`` mark agents; on the observer's own cell they read 0
+    (:func:`own_body_mask`, a static mask, not a scatter), so an agent sees the other agents, never itself."""
+    views = egocentric_views(channels, pos, orient, ahead, behind, side)
+    return views * own_body_mask(ahead, behind, side, channels.shape[-1], body_channels)
+
+
 def window_size(ahead: int, behind: int, side: int) -> int:
     """Number of cells of an egocentric window."""
     return (ahead + behind + 1) * (2 * side + 1)
@@ -336,6 +381,16 @@ def agent_features(agents: AgentState, shape: tuple[int, int]) -> Array:
         ],
         axis=1,
     )
+
+
+def global_state_vector(maps: Array, agents: AgentState, t: Array, max_steps: Array, *extras: Array) -> Array:
+    """float32 ``[H·W·C + 7n + Σ extras + 1]``: the layout of every grid env's global state: ``maps [H, W, C]``
+    (ravelled row-major), :func:`agent_features` ``[n, 7]`` (ravelled), each of ``extras`` (ravelled, float32), then
+    ``t / max_steps``."""
+    features = agent_features(agents, maps.shape[:2]).ravel()
+    progress = (t.astype(jnp.float32) / max_steps)[None]
+    flat = [jnp.ravel(x).astype(jnp.float32) for x in extras]
+    return jnp.concatenate([maps.astype(jnp.float32).ravel(), features, *flat, progress])
 
 
 # ----- rendering (host side, numpy) -----
@@ -363,9 +418,29 @@ def agent_symbol(i: int) -> str:
     return "0123456789abcdefghijklmnopqrstuvwxyz"[i % 36]
 
 
+def draw_agents(chars: np.ndarray, agents: AgentState) -> None:
+    """Write each on-map agent's :func:`agent_symbol` at its cell of ``chars [H, W]`` (in place; removed agents are not
+    drawn, a later index overwrites an earlier one on a shared cell)."""
+    pos, timeout = np.asarray(agents.pos), np.asarray(agents.timeout)
+    for i in range(pos.shape[0]):
+        if timeout[i] == 0:
+            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
+
+
+def agent_status(agents: AgentState) -> list[str]:
+    """One word per agent for text renders: its symbol and facing arrow (``0^``), or ``0:out k`` while it is removed
+    for ``k`` more steps."""
+    orient, timeout = np.asarray(agents.orient), np.asarray(agents.timeout)
+    return [f"{agent_symbol(i)}{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f"{agent_symbol(i)}:out {timeout[i]}" for i in range(len(orient))]
+
+
+def floor_canvas(shape: tuple[int, int]) -> np.ndarray:
+    """uint8 ``[H, W, 3]`` filled with the floor colour (``CELL_COLOURS["floor"]``): the start of every ``render_rgb``."""
+    return np.full(tuple(shape) + (3,), CELL_COLOURS["floor"], np.uint8)
+
+
 def render_text_grid(layout: Layout, agents: AgentState, apples: np.ndarray, waste: np.ndarray | None = None) -> str:
     """ASCII picture: ``#`` wall, ``A`` apple, ``~`` river, ``*`` waste, digits for on-map agents."""
-    pos, orient, timeout = (np.asarray(x) for x in (agents.pos, agents.orient, agents.timeout))
     chars = np.full(layout.shape, FLOOR)
     chars[layout.walls] = WALL
     chars[layout.river] = RIVER
@@ -373,12 +448,9 @@ def render_text_grid(layout: Layout, agents: AgentState, apples: np.ndarray, was
     if waste is not None:
         chars[np.asarray(waste)] = WASTE
     chars[np.asarray(apples)] = APPLE
-    for i in range(pos.shape[0]):
-        if timeout[i] == 0:
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
+    draw_agents(chars, agents)
     lines = ["".join(row) for row in chars]
-    status = [f"{agent_symbol(i)}{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f"{agent_symbol(i)}:out {timeout[i]}" for i in range(pos.shape[0])]
-    return "\n".join(lines + ["agents: " + " ".join(status)])
+    return "\n".join(lines + ["agents: " + " ".join(agent_status(agents))])
 
 
 def render_rgb_grid(cell_rgb: np.ndarray, agents: AgentState, scale: int = 8) -> np.ndarray:
@@ -400,8 +472,7 @@ def render_rgb_grid(cell_rgb: np.ndarray, agents: AgentState, scale: int = 8) ->
 
 def base_cell_colours(layout: Layout, apples: np.ndarray, waste: np.ndarray | None = None) -> np.ndarray:
     """uint8 ``[H, W, 3]`` colours of walls, river, waste, apple spawn cells and apples."""
-    rgb = np.empty(layout.shape + (3,), np.uint8)
-    rgb[:] = CELL_COLOURS["floor"]
+    rgb = floor_canvas(layout.shape)
     rgb[layout.apple_spawn] = CELL_COLOURS["apple_spawn"]
     rgb[layout.river] = CELL_COLOURS["river"]
     rgb[layout.stream] = CELL_COLOURS["stream"]

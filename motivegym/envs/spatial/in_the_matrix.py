@@ -45,39 +45,44 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate, grid_params
 from motivegym.envs.spatial.grid import (
     ACTION_NAMES,
+    CELL_COLOURS,
     FIRE_TAG,
-    ORIENTATION_ARROWS,
+    MELTINGPOT_VIEW,
     AgentState,
-    agent_features,
-    agent_symbol,
+    agent_status,
     beam_cells,
     beam_reach,
     bernoulli_at_cells,
+    char_grid,
     decode_actions,
-    egocentric_views,
+    draw_agents,
+    floor_canvas,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
     read_cells,
     remove_and_respawn,
     render_rgb_grid,
-    turn,
-    view_centre,
+    turn_and_move,
+    validate_view,
+    views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import first_stops, hits_per_cell
+from motivegym.envs.spatial.meltingpot_rules import cooldown_fire
 
 Array = jax.Array
 
@@ -93,12 +98,9 @@ MATRIX_LEGEND = {
     MATRIX_CHOICE: "resource of class 1 or 2, drawn uniformly at every reset",
     **{str(k): f"resource of class {k}" for k in range(1, 10)},
 }
-PRESETS = ("default", "repeated")
-RGB_SCALE = 8
 #: Melting Pot's resource colours (class 1 green, class 2 red), then extra classes
 RESOURCE_COLOURS = np.array([[30, 225, 185], [225, 30, 70], [240, 200, 40], [150, 90, 220], [90, 160, 240],
                              [240, 140, 60], [200, 200, 200], [120, 200, 80], [220, 120, 180]], np.uint8)  # fmt: skip
-FLOOR_COLOUR, WALL_COLOUR = (40, 40, 40), (130, 130, 130)
 
 # Melting Pot's maps (W → #); 'a' cells draw their class at every reset.
 PD_ARENA_LAYOUT = (
@@ -211,12 +213,7 @@ class MatrixLayout:
 @functools.lru_cache(maxsize=64)
 def parse_matrix_layout(rows: tuple[str, ...]) -> MatrixLayout:
     """Parse a map in :data:`MATRIX_LEGEND`; ragged rows or unknown characters raise ``ValueError``."""
-    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
-        raise ValueError(f"layout rows must be non-empty strings of equal length, got lengths {[len(r) for r in rows]}")
-    grid = np.array([list(r) for r in rows])
-    unknown = sorted(set(grid.ravel()) - set(MATRIX_LEGEND))
-    if unknown:
-        raise ValueError(f"layout has unknown characters {unknown}; legend: {MATRIX_LEGEND}")
+    grid = char_grid(rows, MATRIX_LEGEND)
     fixed = np.zeros(grid.shape, np.int32)
     for k in range(1, 10):
         fixed[grid == str(k)] = k
@@ -273,13 +270,10 @@ class InTheMatrixState:
 
 
 def matrix_params(**values: Any) -> InTheMatrixParams:
-    """Params from plain values: static fields as given, counts as int32, the rest float32."""
-    static = {f.name for f in dataclasses.fields(InTheMatrixParams) if f.metadata.get("static")}
-    ints = {"max_steps", "respawn_delay", "freeze_steps", "cooldown_steps", "regrowth_delay", "resource_health"}
-    flags = {"require_ready", "refill_when_all_removed"}
-    dtype = {**{k: jnp.int32 for k in ints}, **{k: jnp.bool_ for k in flags}}
-    arrays = {k: jnp.asarray(v, dtype.get(k, jnp.float32)) for k, v in values.items() if k not in static}
-    return InTheMatrixParams(**arrays, **{k: v for k, v in values.items() if k in static})
+    """Params from plain values (:func:`~motivegym.envs.spatial.base.grid_params`): static fields as given, counts as
+    int32, the two flags as bool, the rest float32."""
+    ints = ("max_steps", "respawn_delay", "freeze_steps", "cooldown_steps", "regrowth_delay", "resource_health")
+    return grid_params(InTheMatrixParams, int_names=ints, bool_names=("require_ready", "refill_when_all_removed"), **values)
 
 
 # ----- rules (pure functions) -----
@@ -304,29 +298,17 @@ def interaction_beams(
 
     Each firing agent's beam has ``width`` lanes (centred on its facing line) of ``length`` cells ahead; a lane stops
     at its first wall (no effect), its first on-map agent or its first present resource (Melting Pot: avatars and
-    undestroyed ``Destroyable`` resources block ``gameInteraction`` beams).
+    undestroyed ``Destroyable`` resources block ``gameInteraction`` beams; the lane rule is
+    :func:`~motivegym.envs.spatial.grid_extensions.first_stops`).
 
     Returns ``(distance [n_firer, n_target]`` int32: the distance of the nearest lane whose first hit is that agent,
     ``length + 1`` where none; ``resource_hits [H, W]`` int32: beams whose first hit is the resource there).
     """
-    n = pos.shape[0]
-    shape = walls.shape
     cells = beam_cells(pos, orient, length, width)  # [n, w, L, 2]
-    reach = beam_reach(cells, walls)
-    ids = jnp.full(shape, -1, jnp.int32).at[jnp.where(active, pos[:, 0], shape[0]), pos[:, 1]].set(jnp.arange(n), mode="drop")
-    agent_at = read_cells(ids, cells, outside=-1)
-    resource_at = read_cells(resources, cells, outside=False)
-    blocking = (agent_at >= 0) | resource_at
-    first = blocking & (jnp.cumsum(blocking, axis=-1) == 1) & reach & firing[:, None, None]
-    hit_agent = first & (agent_at >= 0)
-    distance = jnp.arange(1, length + 1)
-    agent_distance = jnp.where(hit_agent, distance, length + 1)  # [n, w, L]
-    target_matches = agent_at[..., None] == jnp.arange(n)  # [n, w, L, n]
-    nearest = jnp.min(jnp.where(target_matches, agent_distance[..., None], length + 1), axis=(1, 2))
-    hit_resource = (first & resource_at).ravel()
-    rows = jnp.where(hit_resource, cells[..., 0].ravel(), shape[0])
-    resource_hits = jnp.zeros(shape, jnp.int32).at[rows, cells[..., 1].ravel()].add(1, mode="drop")
-    return nearest.astype(jnp.int32), resource_hits
+    agent_hits, cell_hits = first_stops(cells, beam_reach(cells, walls), firing, pos, active, resources)
+    distance = jnp.arange(1, length + 1)[None, None, :, None]
+    nearest = jnp.min(jnp.where(agent_hits, distance, length + 1), axis=(1, 2))
+    return nearest.astype(jnp.int32), hits_per_cell(cell_hits, cells, walls.shape)
 
 
 def beam_targets(distance: Array, length: int) -> Array:
@@ -398,7 +380,7 @@ def regrow_resources(
 # ----- the engine -----
 
 
-class InTheMatrix(FunctionalEnv):
+class InTheMatrix(GridSubstrate):
     """Engine of the in-the-Matrix substrates; subclasses set ``name`` and the default matrices and maps.
 
     * **Mechanism:** a two-player matrix game embedded in a grid world (Vezhnevets et al. 2020; Melting Pot
@@ -427,8 +409,8 @@ class InTheMatrix(FunctionalEnv):
       this step), ``resources_destroyed``.
     """
 
-    action_kind: ClassVar[str] = "discrete"
     name: ClassVar[str] = "InTheMatrix"
+    substrate_actions: ClassVar[tuple[str, ...]] = MATRIX_ACTION_NAMES
     #: Melting Pot's matrices (row player, column player) and maps: set by subclasses
     row_matrix: ClassVar[tuple] = ((3.0, 0.0), (5.0, 1.0))
     col_matrix: ClassVar[tuple] = ((3.0, 5.0), (0.0, 1.0))
@@ -457,9 +439,7 @@ class InTheMatrix(FunctionalEnv):
             resource_health=3,
             layout=self.arena_layout,
             n_agents=8,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
             beam_length=3,
             beam_width=3,
             require_ready=True,
@@ -481,17 +461,9 @@ class InTheMatrix(FunctionalEnv):
             refill_when_all_removed=jnp.bool_(True),
         )
 
-    def default_params(self, **overrides: Any) -> InTheMatrixParams:
-        """Params of ``preset`` (``"default"``: the arena, or ``"repeated"``) with overrides; ``layout`` may be a
-        tuple/list of rows or one multi-line string."""
-        preset = overrides.pop("preset", "default")
-        if preset not in PRESETS:
-            raise ValueError(f"{self.name}: preset={preset!r} is invalid: preset must be one of {', '.join(map(repr, PRESETS))}")
-        layout_keyword_as_rows(overrides)
-        base = self.make_repeated_params() if preset == "repeated" else self.make_params()
-        params = override_params(base, overrides, self.name, extra_valid=("preset",))
-        self.validate(params)
-        return params
+    def preset_makers(self) -> dict[str, Callable[[], InTheMatrixParams]]:
+        """``"default"`` (the arena) and ``"repeated"`` (:meth:`make_repeated_params`)."""
+        return {"default": self.make_params, "repeated": self.make_repeated_params}
 
     def validate(self, params: InTheMatrixParams) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
@@ -513,9 +485,7 @@ class InTheMatrix(FunctionalEnv):
             raise ValueError(
                 f"{where}: the beam needs length >= 1 and an odd width >= 1, got {params.beam_length}, {params.beam_width}"
             )
-        for name in ("view_ahead", "view_behind", "view_side"):
-            if int(getattr(params, name)) < 0:
-                raise ValueError(f"{where}: {name} must be >= 0, got {getattr(params, name)}")
+        validate_view(params, where)
         for name, low in (("max_steps", 1), ("respawn_delay", 1), ("freeze_steps", 0), ("cooldown_steps", 0),
                           ("regrowth_delay", 0), ("resource_health", 1)):  # fmt: skip
             if int(getattr(params, name)) < low:
@@ -525,23 +495,12 @@ class InTheMatrix(FunctionalEnv):
         if float(params.initial_inventory) < 0:
             raise ValueError(f"{where}: initial_inventory must be >= 0, got {float(params.initial_inventory)}")
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(InTheMatrixParams)) + ("preset",)
-
     def layout(self, params: InTheMatrixParams) -> MatrixLayout:
+        """The parsed map (:data:`MATRIX_LEGEND`)."""
         return parse_matrix_layout(tuple(params.layout))
 
     def num_resources(self, params: InTheMatrixParams) -> int:
         return int(jnp.shape(params.row_matrix)[0])
-
-    def n_agents(self, params: InTheMatrixParams) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: InTheMatrixParams) -> int:
-        return len(MATRIX_ACTION_NAMES)
-
-    def action_names(self, params: InTheMatrixParams) -> tuple[str, ...]:
-        return MATRIX_ACTION_NAMES
 
     def channel_names(self, params: InTheMatrixParams) -> tuple[str, ...]:
         return ("wall", *(f"resource_{k + 1}" for k in range(self.num_resources(params))), "agent", "ready_agent")
@@ -581,8 +540,7 @@ class InTheMatrix(FunctionalEnv):
         frozen = state.freeze > 0
         acting = active & ~frozen
         decoded = decode_actions(actions, self.num_actions(params), acting)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         # 3. collection
         cls_here = read_cells(state.resource_class * state.resources, agents.pos, outside=0)
@@ -594,9 +552,8 @@ class InTheMatrix(FunctionalEnv):
         resources = state.resources & ~taken
         wait = jnp.where(taken, 0, state.resource_wait)
 
-        # 4. beams (cooldown: Melting Pot's coolingTimer counts down on the steps the agent may act)
-        fired = acting & (decoded == INTERACT) & (state.cooldown == 0)
-        cooldown = jnp.where(fired, params.cooldown_steps, jnp.where(acting, jnp.maximum(state.cooldown - 1, 0), state.cooldown))
+        # 4. beams (cooldown: Melting Pot's coolingTimer counts down on the steps the agent may act: acting as on_map)
+        fired, cooldown = cooldown_fire(state.cooldown, acting, decoded == INTERACT, params.cooldown_steps)
         distance, resource_hits = interaction_beams(
             agents.pos, agents.orient, fired, active, walls, resources, params.beam_length, params.beam_width
         )
@@ -654,25 +611,18 @@ class InTheMatrix(FunctionalEnv):
             resource_damage=damage,
             t=state.t + 1,
         )
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "collected": collected.astype(jnp.int32),
-                "fired": fired,
-                "interacted": interacted,
-                "interaction_partner": partner,
-                "interaction_row_player": is_row,
-                "interaction_payoff": payoff_now,
-                "interaction_inventories": inventories_seen,
-                "settled": settled,
-                "resources_destroyed": jnp.sum(destroyed).astype(jnp.int32),
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        step_info = {
+            "collected": collected.astype(jnp.int32),
+            "fired": fired,
+            "interacted": interacted,
+            "interaction_partner": partner,
+            "interaction_row_player": is_row,
+            "interaction_payoff": payoff_now,
+            "interaction_inventories": inventories_seen,
+            "settled": settled,
+            "resources_destroyed": jnp.sum(destroyed).astype(jnp.int32),
+        }
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: InTheMatrixState, params: InTheMatrixParams) -> Info:
         k = self.num_resources(params)
@@ -707,32 +657,19 @@ class InTheMatrix(FunctionalEnv):
 
     def observe(self, state: InTheMatrixState, params: InTheMatrixParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(
-            channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side
-        )
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        centre = (row * (2 * params.view_side + 1) + col) * c
-        keep[centre + c - 2 : centre + c] = 0.0  # the agent's own body (agent and ready-agent bits)
+        pos, orient = state.agents.pos, state.agents.orient
+        # the agent's own body: its agent and ready-agent bits
+        views = views_of_others(channels, pos, orient, params.view_ahead, params.view_behind, params.view_side, body_channels=2)
         active = on_map(state.agents)
-        return jnp.concatenate([views * keep * active[:, None], self.own_features(state, params)], axis=1)
+        return jnp.concatenate([views * active[:, None], self.own_features(state, params)], axis=1)
 
     def observation_size(self, params: InTheMatrixParams) -> int:
         k = self.num_resources(params)
         return window_size(params.view_ahead, params.view_behind, params.view_side) * (k + 3) + k + 4
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """Every observation and global-state entry lies in ``[0.0, 1.0]``: one-hot cells, mixed strategies, flags,
-        beam readiness, positions / map size and ``t / max_steps``."""
-        return 0.0, 1.0
-
     def global_state(self, state: InTheMatrixState, params: InTheMatrixParams) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        strategies = mixed_strategy(state.inventory).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, strategies, state.ready.astype(jnp.float32), progress])
+        maps = self.grid_channels(state, params)[..., 1:]
+        return global_state_vector(maps, state.agents, state.t, params.max_steps, mixed_strategy(state.inventory), state.ready.astype(jnp.float32))
 
     # ----- rendering -----
     def render_text(self, state: InTheMatrixState, params: InTheMatrixParams) -> str:
@@ -742,27 +679,22 @@ class InTheMatrix(FunctionalEnv):
         classes = np.asarray(state.resource_class) * np.asarray(state.resources)
         for k in range(1, self.num_resources(params) + 1):
             chars[classes == k] = chr(ord("A") + k - 1)
-        pos, orient, timeout = (np.asarray(x) for x in (state.agents.pos, state.agents.orient, state.agents.timeout))
+        draw_agents(chars, state.agents)
         inventory = np.asarray(state.inventory)
-        for i in range(pos.shape[0]):
-            if timeout[i] == 0:
-                chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
         status = []
-        for i in range(pos.shape[0]):
+        for i, word in enumerate(agent_status(state.agents)):
             inv = "/".join(f"{v:g}" for v in inventory[i])
-            where = f"{ORIENTATION_ARROWS[orient[i]]}" if timeout[i] == 0 else f":out {timeout[i]}"
-            status.append(f"{agent_symbol(i)}{where}[{inv}]" + ("*" if bool(state.ready[i]) else ""))
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}  (A, B: resources of class 1, 2; digits: agents [inventory], * ready)"
+            status.append(f"{word}[{inv}]" + ("*" if bool(state.ready[i]) else ""))
+        header = f"{self.step_header(state, params)}  (A, B: resources of class 1, 2; digits: agents [inventory], * ready)"
         return "\n".join([header, *("".join(r) for r in chars), "agents: " + " ".join(status)])
 
     def render_rgb(self, state: InTheMatrixState, params: InTheMatrixParams) -> np.ndarray:
         layout = self.layout(params)
-        rgb = np.empty(layout.shape + (3,), np.uint8)
-        rgb[:] = FLOOR_COLOUR
+        rgb = floor_canvas(layout.shape)
         classes = np.asarray(state.resource_class) * np.asarray(state.resources)
         for k in range(1, self.num_resources(params) + 1):
             rgb[classes == k] = RESOURCE_COLOURS[(k - 1) % len(RESOURCE_COLOURS)]
-        rgb[layout.walls] = WALL_COLOUR
+        rgb[layout.walls] = CELL_COLOURS["wall"]
         return render_rgb_grid(rgb, state.agents, scale=RGB_SCALE)
 
 

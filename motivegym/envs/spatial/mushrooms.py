@@ -18,36 +18,37 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     FIRE_TAG,
     FORWARD,
+    MELTINGPOT_VIEW,
     NOOP,
     TURN_RIGHT,
     AgentState,
-    agent_features,
-    agent_symbol,
+    agent_status,
     beam_cells,
     beam_grid,
     beam_hits,
     beam_reach,
+    char_grid,
     decode_actions,
-    egocentric_views,
+    draw_agents,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
     read_cells,
     remove_and_respawn,
     render_rgb_grid,
-    turn,
-    view_centre,
+    turn_and_move,
+    views_of_others,
     window_size,
 )
+from motivegym.envs.spatial.grid_extensions import countdown_then_fire, graduated_sanctions
 
 Array = jax.Array
 
@@ -95,7 +96,6 @@ REGROWTH_PROBS = (
 )
 KIND_COLOURS = np.array([[40, 40, 40], [220, 50, 50], [60, 190, 60], [60, 110, 230], [245, 150, 30]], np.uint8)
 WALL_COLOUR = (130, 110, 80)
-RGB_SCALE = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,12 +115,7 @@ class MushroomLayout:
 @functools.lru_cache(maxsize=32)
 def parse_mushroom_layout(rows: tuple[str, ...]) -> MushroomLayout:
     """Parse a map in :data:`LEGEND`; ragged rows or unknown characters raise ``ValueError``."""
-    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
-        raise ValueError(f"layout rows must be non-empty strings of equal length, got lengths {[len(r) for r in rows]}")
-    grid = np.array([list(r) for r in rows])
-    unknown = sorted(set(grid.ravel()) - set(LEGEND))
-    if unknown:
-        raise ValueError(f"layout has unknown characters {unknown}; legend: {LEGEND}")
+    grid = char_grid(rows, LEGEND)
     initial = np.zeros(grid.shape, np.int32)
     for kind, char in enumerate("RGBO", start=1):
         initial[grid == char] = kind
@@ -215,7 +210,7 @@ def spore_regrowth(key: Array, mushroom: Array, eaten: Array, blocked: Array, pa
     return jnp.where(grown, grown_kind, mushroom), grown
 
 
-class Mushrooms(FunctionalEnv):
+class Mushrooms(GridSubstrate):
     """Externality Mushrooms: red pays the eater, green everyone, blue everyone else, orange costs everyone.
 
     * **Mechanism:** immediate-feedback collective action problem (Melting Pot ``externality_mushrooms__dense``).
@@ -256,7 +251,7 @@ class Mushrooms(FunctionalEnv):
     """
 
     name: ClassVar[str] = "Mushrooms"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "red", "green", "blue", "orange", "agent")
 
     # ----- params -----
@@ -277,17 +272,8 @@ class Mushrooms(FunctionalEnv):
             zap_beam_width=3,
             layout=MUSHROOMS_LAYOUT,
             n_agents=5,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
-
-    def default_params(self, **overrides: Any) -> MushroomsParams:
-        """Defaults with overrides; ``layout`` may be a tuple/list of rows or one multi-line string."""
-        layout_keyword_as_rows(overrides)
-        params = override_params(self.make_params(), overrides, self.name)
-        self.validate(params)
-        return params
 
     def validate(self, params: MushroomsParams) -> None:
         """Raise ``ValueError`` on params the dynamics cannot honour."""
@@ -305,20 +291,9 @@ class Mushrooms(FunctionalEnv):
         if params.zap_beam_width < 1 or params.zap_beam_width % 2 == 0:
             raise ValueError(f"{self.name}: zap_beam_width must be odd and >= 1, got {params.zap_beam_width}")
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(MushroomsParams))
-
     def layout(self, params: MushroomsParams) -> MushroomLayout:
+        """The parsed map (this module's :data:`LEGEND`)."""
         return parse_mushroom_layout(tuple(params.layout))
-
-    def n_agents(self, params: MushroomsParams) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: MushroomsParams) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: MushroomsParams) -> tuple[str, ...]:
-        return ACTION_NAMES
 
     # ----- reset / step -----
     def reset(self, key: Array, params: MushroomsParams) -> tuple[MushroomsState, Array]:
@@ -348,8 +323,7 @@ class Mushrooms(FunctionalEnv):
         moving_or_turning = (decoded >= FORWARD) & (decoded <= TURN_RIGHT)
         decoded = jnp.where(moving_or_turning & (state.frozen > 0), NOOP, decoded)
         decoded = jnp.where((decoded == ZAP) & (state.zap_blocked > 0), NOOP, decoded)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, walls))
+        agents = turn_and_move(move_key, state.agents, decoded, walls)
 
         # eating (Melting Pot MushroomEating:onEnter)
         under = read_cells(state.mushroom, agents.pos, outside=EMPTY)
@@ -369,17 +343,13 @@ class Mushrooms(FunctionalEnv):
         mushroom = jnp.where(blight, EMPTY, mushroom)
 
         # zaps (Zapper + Destroyable + GraduatedSanctionsMarking)
-        cooldown = jnp.maximum(state.cooldown - 1, 0)
-        fired = (decoded == ZAP) & (cooldown == 0) & active
-        cooldown = jnp.where(fired, params.zap_cooldown, cooldown)
+        fired, cooldown = countdown_then_fire(state.cooldown, (decoded == ZAP) & active, params.zap_cooldown)
         cells = beam_cells(agents.pos, agents.orient, params.zap_beam_length, params.zap_beam_width)
         reach = beam_reach(cells, walls)
         mushroom = jnp.where(beam_grid(cells, reach, fired, layout.shape), EMPTY, mushroom)
         hits = beam_hits(cells, reach, fired, agents.pos, active)
-        hits_taken = jnp.sum(hits, axis=0)
-        hit = hits_taken > 0
-        removed_now = hit & (state.marked | (hits_taken >= 2))
-        frozen_by_zap = hit & ~removed_now
+        hit = jnp.any(hits, axis=0)
+        frozen_by_zap, removed_now = graduated_sanctions(jnp.sum(hits, axis=0), state.marked)
         frozen = jnp.where(frozen_by_zap, jnp.maximum(frozen, params.zap_freeze_steps), frozen)
         zap_blocked = jnp.where(frozen_by_zap, jnp.maximum(state.zap_blocked, params.zap_freeze_steps), state.zap_blocked)
         marked = (state.marked | frozen_by_zap) & ~removed_now
@@ -403,12 +373,7 @@ class Mushrooms(FunctionalEnv):
         new_state = MushroomsState(agents=agents, mushroom=mushroom, age=age, frozen=frozen, zap_blocked=zap_blocked,
                                    cooldown=cooldown, marked=marked, marked_for=marked_for, t=state.t + 1)  # fmt: skip
 
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update({"eaten": eaten, "fired_zap": fired, "zap_hits": hits, "frozen": frozen > 0,
-                     "terminated": terminated, "truncated": truncated})  # fmt: skip
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        return self.finish_step(new_state, params, payoffs, {"eaten": eaten, "fired_zap": fired, "zap_hits": hits, "frozen": frozen > 0})
 
     def describe(self, state: MushroomsState, params: Any) -> Info:
         counts = {f"{name}_count": jnp.sum(state.mushroom == k + 1).astype(jnp.int32) for k, name in enumerate(KIND_NAMES)}
@@ -428,27 +393,16 @@ class Mushrooms(FunctionalEnv):
 
     def observe(self, state: MushroomsState, params: MushroomsParams) -> Array:
         channels = self.grid_channels(state, params)
-        views = egocentric_views(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
-        row, col = view_centre(params.view_ahead, params.view_side)
-        c = channels.shape[-1]
-        keep = np.ones(views.shape[-1], np.float32)
-        keep[(row * (2 * params.view_side + 1) + col) * c + (c - 1)] = 0.0  # the agent's own body
+        views = views_of_others(channels, state.agents.pos, state.agents.orient, params.view_ahead, params.view_behind, params.view_side)
         active = on_map(state.agents)
         flags = jnp.stack([self.ready(state), (~active).astype(jnp.float32)], axis=1)
-        return jnp.concatenate([views * keep * active[:, None], flags], axis=1)
+        return jnp.concatenate([views * active[:, None], flags], axis=1)
 
     def observation_size(self, params: MushroomsParams) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 2
 
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """One-hot channels, flags, positions / map size and ``t / max_steps``: all in ``[0, 1]``."""
-        return 0.0, 1.0
-
     def global_state(self, state: MushroomsState, params: MushroomsParams) -> Array:
-        channels = self.grid_channels(state, params)[..., 1:].astype(jnp.float32).ravel()
-        features = agent_features(state.agents, self.layout(params).shape).ravel()
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([channels, features, self.ready(state), progress])
+        return global_state_vector(self.grid_channels(state, params)[..., 1:], state.agents, state.t, params.max_steps, self.ready(state))
 
     # ----- rendering -----
     def render_text(self, state: MushroomsState, params: MushroomsParams) -> str:
@@ -459,17 +413,10 @@ class Mushrooms(FunctionalEnv):
         kinds = np.asarray(state.mushroom)
         for kind, char in enumerate("RGBO", start=1):
             chars[kinds == kind] = char
-        pos, orient, timeout = (np.asarray(x) for x in (state.agents.pos, state.agents.orient, state.agents.timeout))
-        frozen = np.asarray(state.frozen)
-        status = []
-        for i in range(pos.shape[0]):
-            if timeout[i] > 0:
-                status.append(f"{agent_symbol(i)}:out {timeout[i]}")
-                continue
-            chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
-            status.append(f"{agent_symbol(i)}{'^>v<'[orient[i]]}" + (f"(frozen {frozen[i]})" if frozen[i] else ""))
-        header = f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"
-        return "\n".join([header] + ["".join(row) for row in chars] + ["agents: " + " ".join(status)])
+        draw_agents(chars, state.agents)
+        frozen, on = np.asarray(state.frozen), np.asarray(on_map(state.agents))
+        status = [word + (f"(frozen {frozen[i]})" if on[i] and frozen[i] else "") for i, word in enumerate(agent_status(state.agents))]
+        return "\n".join([self.step_header(state, params)] + ["".join(row) for row in chars] + ["agents: " + " ".join(status)])
 
     def render_rgb(self, state: MushroomsState, params: MushroomsParams) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: mushrooms in their colours, walls brown (Melting Pot's fence)."""

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from motivegym.core.env import FunctionalEnv, Info
-from motivegym.core.params import override_params
+from motivegym.core.env import Info
 from motivegym.core.pytree import pytree_dataclass, static_field
+from motivegym.envs.spatial.base import RGB_SCALE, GridSubstrate
 from motivegym.envs.spatial.grid import ACTION_NAMES as GRID_ACTION_NAMES
 from motivegym.envs.spatial.grid import (
     AGENT_COLOURS,
@@ -19,27 +20,33 @@ from motivegym.envs.spatial.grid import (
     DIRECTIONS,
     FIRE_CLEAN,
     FIRE_TAG,
+    MELTINGPOT_VIEW,
     AgentState,
-    Layout,
-    agent_features,
     agent_symbol,
     beam_cells,
     beam_reach,
     decode_actions,
+    draw_agents,
     egocentric_views,
+    floor_canvas,
+    global_state_vector,
     initial_agents,
-    layout_keyword_as_rows,
-    move,
     occupancy,
     on_map,
+    own_body_mask,
     read_cells,
     render_rgb_grid,
-    turn,
+    turn_and_move,
     validate_layout,
-    view_centre,
     window_size,
 )
-from motivegym.envs.spatial.grid_extensions import first_hits, parse_layout_with, tick_cooldown, window_values
+from motivegym.envs.spatial.grid_extensions import (
+    first_hits,
+    graduated_sanctions,
+    hits_per_cell,
+    tick_cooldown,
+    window_values,
+)
 
 Array = jax.Array
 
@@ -49,8 +56,6 @@ ACTION_NAMES = GRID_ACTION_NAMES[:7] + ("fire_zap", "fire_claim")
 RESOURCE = "R"  # a claimable resource: blocks movement like a wall until destroyed
 EXTRA_CHARS = ((RESOURCE, "#"),)
 UNCLAIMED_COLOUR = (90, 80, 70)
-RGB_SCALE = 8
-PRESETS = ("open", "rooms")
 
 #: Melting Pot's territory__open map (23×39, 88 resources, 18 spawn points); its wall characters written ``#``
 TERRITORY_OPEN_LAYOUT = (
@@ -163,15 +168,7 @@ def count_per_agent(owner: Array, mask: Array, n: int) -> Array:
     return jnp.bincount(jnp.where(mask, owner, -1).ravel() + 1, length=n + 1)[1:].astype(jnp.int32)
 
 
-def sanction(hit_count: Array, marked: Array) -> tuple[Array, Array]:
-    """Graduated sanctions (Melting Pot ``GraduatedSanctionsMarking``): ``(freeze [n], remove [n])`` for agents zapped
-    ``hit_count`` times this step: an unmarked agent hit once is frozen and marked; a marked agent hit again, or an
-    agent hit twice in one step, is removed for good."""
-    remove = (hit_count >= 2) | ((hit_count >= 1) & (marked > 0))
-    return (hit_count >= 1) & ~remove, remove
-
-
-class Territory(FunctionalEnv):
+class Territory(GridSubstrate):
     """Territory: agents paint wall-like resources in their colour; held claims pay over time; zaps freeze, remove and destroy.
 
     * **Mechanism:** territory / conflict over property (Melting Pot ``territory__open`` and ``territory__rooms``).
@@ -216,7 +213,8 @@ class Territory(FunctionalEnv):
     """
 
     name: ClassVar[str] = "Territory"
-    action_kind: ClassVar[str] = "discrete"
+    substrate_actions: ClassVar[tuple[str, ...]] = ACTION_NAMES
+    extra_chars: ClassVar[tuple[tuple[str, str], ...]] = EXTRA_CHARS
     channel_names: ClassVar[tuple[str, ...]] = ("wall", "unclaimed", "own_claim", "other_claim", "damaged", "agent")
 
     # ----- params -----
@@ -237,21 +235,12 @@ class Territory(FunctionalEnv):
             claim_beam_length=2,
             zap_beam_length=2,
             zap_beam_width=3,
-            view_ahead=9,
-            view_behind=1,
-            view_side=5,
+            **MELTINGPOT_VIEW,
         )
 
-    def default_params(self, **overrides: Any) -> TerritoryParams:
-        """Params of ``preset`` (``"open"`` or ``"rooms"``) with overrides; ``layout`` may be rows or one multi-line string."""
-        preset = overrides.pop("preset", "open")
-        if preset not in PRESETS:
-            raise ValueError(f"{self.name}: preset={preset!r} is invalid: preset must be one of {', '.join(map(repr, PRESETS))}")
-        layout_keyword_as_rows(overrides)
-        base = self.make_params(TERRITORY_ROOMS_LAYOUT if preset == "rooms" else TERRITORY_OPEN_LAYOUT)
-        params = override_params(base, overrides, self.name, extra_valid=("preset",))
-        self.validate(params)
-        return params
+    def preset_makers(self) -> dict[str, Callable[[], TerritoryParams]]:
+        """``"open"`` (the default) and ``"rooms"``: the same params on Melting Pot's two maps."""
+        return {"open": self.make_params, "rooms": lambda: self.make_params(TERRITORY_ROOMS_LAYOUT)}
 
     def validate(self, params: TerritoryParams) -> None:
         where = self.name
@@ -261,32 +250,13 @@ class Territory(FunctionalEnv):
         if params.zap_beam_width % 2 == 0:
             raise ValueError(f"{where}: zap_beam_width must be odd (centred on the agent), got {params.zap_beam_width}")
 
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(TerritoryParams)) + ("preset",)
-
-    def parsed(self, params: Any) -> tuple[Layout, dict[str, np.ndarray]]:
-        return parse_layout_with(tuple(params.layout), EXTRA_CHARS)
-
-    def layout(self, params: Any) -> Layout:
-        """The parsed map; its ``walls`` include the resource cells (use :meth:`fixed_walls` for walls alone)."""
-        return self.parsed(params)[0]
-
     def resource_mask(self, params: Any) -> np.ndarray:
-        """bool ``[H, W]``: the resource cells of the map."""
-        return self.parsed(params)[1][RESOURCE]
+        """bool ``[H, W]``: the resource cells of the map (:meth:`layout`'s ``walls`` include them)."""
+        return self.layout_masks(params)[RESOURCE]
 
     def fixed_walls(self, params: Any) -> np.ndarray:
         """bool ``[H, W]``: walls that are not resources (indestructible, never claimable)."""
         return self.layout(params).walls & ~self.resource_mask(params)
-
-    def n_agents(self, params: Any) -> int:
-        return int(params.n_agents)
-
-    def num_actions(self, params: Any) -> int:
-        return len(ACTION_NAMES)
-
-    def action_names(self, params: Any) -> tuple[str, ...]:
-        return ACTION_NAMES
 
     # ----- reset / step -----
     def reset(self, key: Array, params: TerritoryParams) -> tuple[TerritoryState, Array]:
@@ -320,20 +290,18 @@ class Territory(FunctionalEnv):
         present = on_map(state.agents)
         acting = present & (state.frozen == 0)
         decoded = decode_actions(actions, self.num_actions(params), acting)
-        agents = dataclasses.replace(state.agents, orient=turn(state.agents.orient, decoded))
-        agents = dataclasses.replace(agents, pos=move(move_key, agents, decoded, fixed_walls | intact))
+        agents = turn_and_move(move_key, state.agents, decoded, fixed_walls | intact)
 
         # zaps: each lane stops at its first agent or intact resource
         fired_zap = (decoded == ZAP) & (state.cooldown == 0)
         cells = beam_cells(agents.pos, agents.orient, params.zap_beam_length, params.zap_beam_width)
         zap_hits, cell_hits = first_hits(cells, beam_reach(cells, fixed_walls), fired_zap, agents.pos, present, intact)
-        rows = jnp.where(cell_hits, cells[..., 0], shape[0]).ravel()
-        damage = jnp.zeros(shape, jnp.int32).at[rows, cells[..., 1].ravel()].add(1, mode="drop")
+        damage = hits_per_cell(cell_hits, cells, shape)
         health = state.health - damage
         newly_destroyed = intact & (health <= 0)
         destroyed = state.destroyed | newly_destroyed
         since_zapped = jnp.where(damage > 0, 0, state.since_zapped)
-        freeze, remove = sanction(jnp.sum(zap_hits, axis=0), state.marked)
+        freeze, remove = graduated_sanctions(jnp.sum(zap_hits, axis=0), state.marked)  # removed for good here
         remove = remove & present
         released = (state.owner >= 0) & remove[jnp.maximum(state.owner, 0)]  # a removed agent's claims
         owner = jnp.where(newly_destroyed | released, -1, state.owner)
@@ -378,24 +346,17 @@ class Territory(FunctionalEnv):
             destroyed=destroyed,
             t=state.t + 1,
         )
-        truncated = new_state.t >= params.max_steps
-        terminated = jnp.bool_(False)
-        info = self.describe(new_state, params)
-        info.update(
-            {
-                "fired_zap": fired_zap,
-                "fired_claim": fired_claim,
-                "zap_hits": zap_hits,
-                "removed_now": remove,
-                "new_claims": count_per_agent(owner, changed, n),
-                "stolen": count_per_agent(owner, stolen_cells, n),
-                "resources_destroyed": jnp.sum(newly_destroyed).astype(jnp.int32),
-                "paying": paying,
-                "terminated": terminated,
-                "truncated": truncated,
-            }
-        )
-        return new_state, self.observe(new_state, params), payoffs, terminated | truncated, info
+        step_info = {
+            "fired_zap": fired_zap,
+            "fired_claim": fired_claim,
+            "zap_hits": zap_hits,
+            "removed_now": remove,
+            "new_claims": count_per_agent(owner, changed, n),
+            "stolen": count_per_agent(owner, stolen_cells, n),
+            "resources_destroyed": jnp.sum(newly_destroyed).astype(jnp.int32),
+            "paying": paying,
+        }
+        return self.finish_step(new_state, params, payoffs, step_info)
 
     def describe(self, state: TerritoryState, params: Any) -> Info:
         n = params.n_agents
@@ -430,29 +391,20 @@ class Territory(FunctionalEnv):
         cells = jnp.stack([shared[..., 0], shared[..., 1], own, other, shared[..., 2], shared[..., 3]], axis=-1).astype(
             jnp.float32
         )
-        row, col = view_centre(a, s)
-        cells = cells.at[:, row * (2 * s + 1) + col, 5].set(0.0)  # the observer's own body
         present = on_map(state.agents)
         ready = 1.0 - state.cooldown.astype(jnp.float32) / params.zap_cooldown.astype(jnp.float32)
         scalars = jnp.stack([ready * present, (state.frozen > 0).astype(jnp.float32), (~present).astype(jnp.float32)], axis=1)
-        return jnp.concatenate([cells.reshape(n, -1) * present[:, None], scalars], axis=1)
+        return jnp.concatenate([cells.reshape(n, -1) * own_body_mask(a, b, s, cells.shape[-1]) * present[:, None], scalars], axis=1)
 
     def observation_size(self, params: Any) -> int:
         return window_size(params.view_ahead, params.view_behind, params.view_side) * len(self.channel_names) + 3
-
-    def observation_bounds(self, params: Any) -> tuple[float, float]:
-        """Every entry lies in ``[0, 1]``: one-hot cells, flags, readiness, normalised owners, positions, ``t / max_steps``."""
-        return 0.0, 1.0
 
     def global_state(self, state: TerritoryState, params: Any) -> Array:
         intact = self.intact(state, params)
         shared = self.shared_channels(state, params)
         owner = jnp.where(intact, (state.owner + 1).astype(jnp.float32) / params.n_agents, 0.0)
-        maps = jnp.stack([intact, shared[..., 1], owner, shared[..., 2], shared[..., 3]], axis=-1).astype(jnp.float32).ravel()
-        features = agent_features(state.agents, intact.shape).ravel()
-        frozen = (state.frozen > 0).astype(jnp.float32)
-        progress = (state.t.astype(jnp.float32) / params.max_steps)[None]
-        return jnp.concatenate([maps, features, frozen, progress])
+        maps = jnp.stack([intact, shared[..., 1], owner, shared[..., 2], shared[..., 3]], axis=-1).astype(jnp.float32)
+        return global_state_vector(maps, state.agents, state.t, params.max_steps, (state.frozen > 0).astype(jnp.float32))
 
     # ----- rendering -----
     def render_text(self, state: TerritoryState, params: Any) -> str:
@@ -465,19 +417,16 @@ class Territory(FunctionalEnv):
         for r, c in zip(*np.nonzero(intact & (owner >= 0))):
             letter = "abcdefghijklmnopqrstuvwxyz"[owner[r, c] % 26]
             chars[r, c] = letter.upper() if age[r, c] >= int(params.reward_delay) else letter
-        pos, timeout, frozen = np.asarray(state.agents.pos), np.asarray(state.agents.timeout), np.asarray(state.frozen)
-        for i in range(pos.shape[0]):
-            if timeout[i] == 0:
-                chars[pos[i, 0], pos[i, 1]] = agent_symbol(i)
-        status = ["out" if timeout[i] else (f"frozen {frozen[i]}" if frozen[i] else "on") for i in range(pos.shape[0])]
-        lines = [f"{self.name}  step {int(state.t)}/{int(params.max_steps)}"] + ["".join(row) for row in chars]
+        draw_agents(chars, state.agents)
+        timeout, frozen = np.asarray(state.agents.timeout), np.asarray(state.frozen)
+        status = ["out" if timeout[i] else (f"frozen {frozen[i]}" if frozen[i] else "on") for i in range(len(timeout))]
+        lines = [self.step_header(state, params)] + ["".join(row) for row in chars]
         return "\n".join(lines + ["agents: " + " ".join(f"{agent_symbol(i)}:{s}" for i, s in enumerate(status))])
 
     def render_rgb(self, state: TerritoryState, params: Any) -> np.ndarray:
         """uint8 ``[H·8, W·8, 3]``: walls grey, unclaimed resources brown-grey, claimed ones in the claimant's colour
         (dim until they pay), agents as coloured squares with a white bar on the side they face."""
-        rgb = np.empty(self.layout(params).shape + (3,), np.uint8)
-        rgb[:] = CELL_COLOURS["floor"]
+        rgb = floor_canvas(self.layout(params).shape)
         rgb[self.fixed_walls(params)] = CELL_COLOURS["wall"]
         intact = np.asarray(self.intact(state, params))
         owner, age = np.asarray(state.owner), np.asarray(state.claim_age)

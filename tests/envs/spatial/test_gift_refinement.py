@@ -3,7 +3,6 @@
 
 import dataclasses
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -221,30 +220,9 @@ def test_registered_defaults_match_melting_pot():
     assert int(env.token_cells_mask(params).sum()) == 538 and len(env.layout(params).spawn_points) == 18
 
 
-def test_same_key_same_trajectory_under_jit_and_vmap():
+def test_same_key_same_trajectory_under_jit_and_vmap(seeded_rollouts_repeat):
     env, params = small_env(regrow_prob=0.2, max_steps=12)
-
-    @jax.jit
-    def rollout(key):
-        keys = jax.random.split(key, 4)
-        states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
-
-        def body(states, step_key):
-            action_key, env_key = jax.random.split(step_key)
-            actions = jax.random.randint(action_key, (4, 3), 0, 9)
-            states, obs, payoffs, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(env_key, 4), states, actions, params
-            )
-            return states, (obs, payoffs, done)
-
-        return jax.lax.scan(body, states, jax.random.split(key, 12))
-
-    _, (obs, payoffs, done) = rollout(jax.random.PRNGKey(5))
-    _, (obs2, payoffs2, _) = rollout(jax.random.PRNGKey(5))
-    _, (obs3, _, _) = rollout(jax.random.PRNGKey(6))
-    np.testing.assert_array_equal(obs, obs2)
-    np.testing.assert_array_equal(payoffs, payoffs2)
-    assert not np.array_equal(obs, obs3)
+    _, payoffs, done = seeded_rollouts_repeat(env, params, n_envs=4, steps=12, seed=5, other_seed=6)
     assert done[-1].all() and not done[:-1].any() and (payoffs >= 0).all()
 
 
@@ -275,30 +253,9 @@ def test_renders():
     assert image.shape == (32, 72, 3) and image.dtype == np.uint8
 
 
-def test_doors_agree_gymnasium_pettingzoo_and_make_vec():
-    kwargs = {
-        "layout": SMALL,
-        "n_agents": 3,
-        "max_steps": 6,
-        "initial_token_prob": 0.8,
-        "view_ahead": 2,
-        "view_behind": 1,
-        "view_side": 1,
-    }
-    rng = np.random.default_rng(0)
-    actions = rng.integers(0, 9, (6, 3))
-    gym = gymnasium.make("motivegym/GiftRefinement-v0", scalarize=None, **kwargs)
-    par = motivegym.parallel_env("GiftRefinement-v0", **kwargs)
-    gym.reset(seed=4)
-    par.reset(seed=4)
-    for a in actions:
-        _, _, _, _, gym_info = gym.step(a)
-        _, _, _, _, par_infos = par.step({f"agent_{i}": int(a[i]) for i in range(3)})
-        np.testing.assert_allclose([par_infos[f"agent_{i}"]["payoff"] for i in range(3)], gym_info["payoffs"])
-    vec = gymnasium.make_vec("motivegym/GiftRefinement-v0", num_envs=2, **kwargs)
-    obs, _ = vec.reset(seed=1)
-    assert obs.shape[0] == 2
-    vec.close()
+def test_doors_agree_gymnasium_pettingzoo_and_make_vec(assert_doors_agree):
+    kwargs = {"layout": SMALL, "n_agents": 3, "max_steps": 6, "initial_token_prob": 0.8, "view_ahead": 2, "view_behind": 1, "view_side": 1}
+    assert_doors_agree("GiftRefinement-v0", kwargs, np.random.default_rng(0).integers(0, 9, (6, 3)), seed=4, vec_envs=2)
 
 
 # ----- scripted bots (motivegym.baselines.gift_territory_bots) -----

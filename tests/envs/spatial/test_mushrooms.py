@@ -2,7 +2,6 @@
 
 import dataclasses
 
-import gymnasium
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -218,47 +217,17 @@ def test_params_are_validated():
         env.default_params(layout=("###", "#X#", "###"))
 
 
-def test_seeds_same_key_same_trajectory_under_jit_and_vmap():
+def test_seeds_same_key_same_trajectory_under_jit_and_vmap(seeded_rollouts_repeat):
     env, params = motivegym.make_jax("Mushrooms-v0", max_steps=10)
-
-    def rollout(key):
-        states, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, 8), params)
-
-        def body(states, step_key):
-            action_key, keys = jax.random.split(step_key)
-            actions = jax.random.randint(action_key, (8, 5), 0, 8)
-            states, obs, payoffs, done, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(jax.random.split(keys, 8), states, actions, params)
-            return states, (obs, payoffs, done)
-
-        return jax.lax.scan(body, states, jax.random.split(key, 10))
-
-    run = jax.jit(rollout)
-    _, (obs, payoffs, done) = run(jax.random.PRNGKey(3))
-    _, (obs2, payoffs2, _) = run(jax.random.PRNGKey(3))
-    _, (obs3, _, _) = run(jax.random.PRNGKey(4))
-    np.testing.assert_array_equal(obs, obs2)
-    np.testing.assert_array_equal(payoffs, payoffs2)
-    assert not np.array_equal(obs, obs3)
+    obs, _, done = seeded_rollouts_repeat(env, params, n_envs=8, steps=10, seed=3, other_seed=4)
     assert done[-1].all() and not done[:-1].any()
     assert obs.min() >= 0.0 and obs.max() <= 1.0
 
 
 @pytest.mark.slow  # ~70 s of compilation on the shared 2-core machine
-def test_gymnasium_and_pettingzoo_doors_play_the_make_jax_game():
-    kwargs = {"max_steps": 6}
+def test_gymnasium_and_pettingzoo_doors_play_the_make_jax_game(assert_doors_agree):
     actions = np.random.default_rng(1).integers(0, 8, (6, 5))
-    gym_env = gymnasium.make("motivegym/Mushrooms-v0", reward="private", scalarize=None, **kwargs)
-    gym_env.reset(seed=5)
-    par = motivegym.parallel_env("Mushrooms-v0", reward="private", **kwargs)
-    par.reset(seed=5)
-    for step_actions in actions:
-        _, _, _, truncated, info = gym_env.step(step_actions)
-        _, _, _, truncations, infos = par.step({a: step_actions[i] for i, a in enumerate(par.possible_agents)})
-        np.testing.assert_array_equal(info["payoffs"], [infos[a]["payoff"] for a in par.possible_agents])
-    assert truncated and all(truncations.values())
-    frame = gymnasium.make("motivegym/Mushrooms-v0", render_mode="rgb_array")
-    frame.reset(seed=0)
-    assert frame.render().shape == (14 * 8, 23 * 8, 3)
+    assert_doors_agree("Mushrooms-v0", {"max_steps": 6}, actions, seed=5, reward="private", frame_shape=(14 * 8, 23 * 8, 3))
 
 
 def test_renders():
