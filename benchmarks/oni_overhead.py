@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds the toy server waits before each answer")
     parser.add_argument("--states-per-update", type=int, default=4)
+    parser.add_argument("--warm-distill-steps", type=int, default=None, help="AdamW steps of each later fit (default: ONIConfig's)")
     args = parser.parse_args(argv)
 
     import jax
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
     env, params = motivegym.make_jax(args.env, **parse_env_kwargs(args.param))
     ppo = PPOConfig(total_steps=args.updates * args.num_envs * args.num_steps, num_envs=args.num_envs, num_steps=args.num_steps)
-    config = ONIConfig(states_per_update=args.states_per_update)  # min_labels 32, distill_every 32, 300 distill steps
+    warm = {} if args.warm_distill_steps is None else {"warm_distill_steps": args.warm_distill_steps}
+    config = ONIConfig(states_per_update=args.states_per_update, **warm)  # min_labels 32, distill_every 32, 300 + 60 distill steps
     server, url = toy_server(args.delay)
     print(f"{args.env}: {ppo.num_updates} updates × {args.num_envs} envs × {args.num_steps} steps; toy LLM server delay {args.delay} s; "
           f"{jax.devices()[0].platform} ({jax.device_count()} device(s))")  # fmt: skip

@@ -218,7 +218,7 @@ def command_oni(args: argparse.Namespace) -> int:
     ppo = PPOConfig(total_steps=int(float(args.steps)), num_envs=args.num_envs, num_steps=args.num_steps, centralized_critic=args.algo == "mappo")
     config = ONIConfig(
         objective=args.objective, coef=args.coef, states_per_update=args.states_per_update, min_labels=args.min_labels,
-        distill_every=args.distill_every, distill_steps=args.distill_steps, hidden_sizes=tuple(args.hidden),
+        distill_every=args.distill_every, distill_steps=args.distill_steps, warm_distill_steps=args.warm_distill_steps, hidden_sizes=tuple(args.hidden),
         first_model_by_update=args.first_model_by, seed=args.seed,
     )  # fmt: skip
     base = None if args.reward == "none" else args.reward
@@ -253,7 +253,8 @@ def add_oni_command(subparsers, env_kwargs: Callable[[list[str]], dict]) -> None
     p.add_argument("--states-per-update", type=int, default=4, help="env states sent to the annotator after each update")
     p.add_argument("--min-labels", type=int, default=32, help="labels before the first distillation")
     p.add_argument("--distill-every", type=int, default=32, help="new labels between distillations")
-    p.add_argument("--distill-steps", type=int, default=300)
+    p.add_argument("--distill-steps", type=int, default=300, help="AdamW steps of the first fit (from scratch)")
+    p.add_argument("--warm-distill-steps", type=int, default=60, help="AdamW steps of each later fit, continued from the previous model")
     p.add_argument("--hidden", type=int, nargs="+", default=[64, 64], help="reward model hidden sizes")
     p.add_argument("--first-model-by", type=int, default=None, help="wait at this update until the first reward model is in (default: never wait)")
     p.add_argument("--seed", type=int, default=0)

@@ -16,7 +16,9 @@ Three parties, never waiting for each other (ONI §3: policy learner, LLM annota
   (:func:`~motivegym.reward_layers.llm.motif.annotate_pairs`, the Motif prompt). Every call is bounded
   by the client's deadline (``LLMClient(timeout=…)``).
 * **the reward-model learner** (a thread): once ``min_labels`` labels exist, and again after every
-  ``distill_every`` new ones, fits the Bradley-Terry model with
+  ``distill_every`` new ones, fits the Bradley-Terry model (the first fit from scratch for
+  ``distill_steps``, each later one continued from the previous model for ``warm_distill_steps``, as
+  ONI's reward model trains continuously on the growing label set) with
   :func:`~motivegym.reward_layers.llm.motif.distill` (on the CPU device, so an accelerator stays with
   the learner) and publishes it; the learner swaps it in before its next update. This is ONI's
   ranking variant (pairwise preferences); its classification variant is not implemented.
@@ -75,6 +77,7 @@ class ONIConfig:
     distill_every: int = 32
     max_labels: int = 4096
     distill_steps: int = 300
+    warm_distill_steps: int = 60
     hidden_sizes: tuple[int, ...] = (64, 64)
     heldout_fraction: float = 0.2
     first_model_by_update: int | None = None
@@ -83,7 +86,7 @@ class ONIConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("states_per_update", "queue_size", "pool_size", "min_labels", "distill_every", "max_labels", "distill_steps"):
+        for name in ("states_per_update", "queue_size", "pool_size", "min_labels", "distill_every", "max_labels", "distill_steps", "warm_distill_steps"):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ValueError(f"ONIConfig.{name} must be a positive int, got {value!r}")
@@ -238,10 +241,13 @@ class FeedbackWorker:
                 rows, self._since_distill = list(self._rows), 0
             obs_a = np.stack([a for a, _, _ in rows])
             obs_b = np.stack([b for _, b, _ in rows])
+            previous = self._model[1]
             with jax.default_device(cpu):
                 result = distill(
                     obs_a, obs_b, [label for _, _, label in rows], hidden_sizes=self.config.hidden_sizes,
-                    steps=self.config.distill_steps, heldout_fraction=self.config.heldout_fraction, seed=self.config.seed, pad_to_bucket=True,
+                    steps=self.config.distill_steps if previous is None else self.config.warm_distill_steps,
+                    heldout_fraction=self.config.heldout_fraction, seed=self.config.seed, pad_to_bucket=True,
+                    init_layers=None if previous is None else list(previous.layers),
                 )  # fmt: skip
             with self._lock:
                 self._model = (self._model[0] + 1, result.model)

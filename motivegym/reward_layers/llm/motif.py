@@ -399,6 +399,7 @@ def distill(
     seed: int = 0,
     text_dim: int = DEFAULT_DIM,
     pad_to_bucket: bool = False,
+    init_layers: Sequence[np.ndarray] | None = None,
 ) -> DistillResult:
     """Fit a :class:`RewardModel` to preference ``labels`` with the Bradley-Terry loss (full-batch AdamW).
 
@@ -406,6 +407,8 @@ def distill(
     pairs (shuffled by ``seed``) are kept out of training and scored for ``heldout_agreement``.
     ``pad_to_bucket``: pad the training pairs with zero-weight rows to the next power of two, so repeated
     calls with growing label sets (ONI) reuse a few compiled fits instead of compiling one per call.
+    ``init_layers``: start from these MLP layers (e.g. the previous fit's ``model.layers``: ONI trains its
+    reward model continuously) instead of a fresh initialisation; their shapes must match ``hidden_sizes``.
     """
     if feature_kind not in FEATURE_KINDS:
         raise ValueError(f"feature_kind must be one of {FEATURE_KINDS}, got {feature_kind!r}")
@@ -438,6 +441,11 @@ def distill(
         weights = jnp.asarray(pad(np.ones(len(train), np.float32)))
         train_a, train_b, targets = pad(train_a), pad(train_b), pad(targets)
     params = mlp_init(jax.random.PRNGKey(seed), (rows_a.shape[-1], *hidden_sizes, 1))
+    if init_layers is not None:
+        wanted, given = [tuple(p.shape) for p in params], [tuple(np.shape(p)) for p in init_layers]
+        if wanted != given:
+            raise ValueError(f"init_layers have shapes {given}, but features of size {rows_a.shape[-1]} and hidden_sizes {hidden_sizes} need {wanted}")
+        params = [jnp.asarray(p, jnp.float32) for p in init_layers]
     params, final_loss = fit_bradley_terry(
         params, jnp.asarray(train_a), jnp.asarray(train_b), jnp.asarray(targets), weights, steps=steps, learning_rate=learning_rate, weight_decay=weight_decay
     )

@@ -182,3 +182,19 @@ def test_labels_file_torn_by_a_kill_still_resumes(llm_server, tmp_path):
     with pytest.warns(UserWarning, match="skipped 1 torn line"):
         labels = annotate_pairs(pairs, client_for(llm_server), labels_path)
     assert labels == [PREFER_FIRST, PREFER_SECOND, TIE] and llm_server.num_requests == 4  # the torn pair is asked again
+
+
+def test_distill_continues_from_init_layers():
+    """A warm start (ONI's continuous reward-model training) reaches in 40 steps what a fresh fit needs 400 for;
+    mismatched layer shapes are refused."""
+    a, b, labels, _ = synthetic_preferences(600)
+    first = distill(a[:300], b[:300], labels[:300], hidden_sizes=(32,), steps=400, learning_rate=1e-2)
+    fresh_short = distill(a, b, labels, hidden_sizes=(32,), steps=40, learning_rate=1e-2)
+    warm_short = distill(a, b, labels, hidden_sizes=(32,), steps=40, learning_rate=1e-2, init_layers=list(first.model.layers))
+    assert warm_short.final_loss < fresh_short.final_loss
+    assert warm_short.heldout_agreement > 0.9
+    one_step = distill(a, b, labels, hidden_sizes=(32,), steps=1, learning_rate=1e-4, init_layers=list(first.model.layers))
+    for x, y in zip(one_step.model.layers, first.model.layers):
+        np.testing.assert_allclose(x, y, atol=2e-3)
+    with pytest.raises(ValueError, match="init_layers have shapes"):
+        distill(a, b, labels, hidden_sizes=(16,), steps=1, init_layers=list(first.model.layers))
