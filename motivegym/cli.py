@@ -143,7 +143,8 @@ def command_sweep(args: argparse.Namespace) -> int:
 def command_report(args: argparse.Namespace) -> int:
     from motivegym.experiments.report import report_cli
 
-    return report_cli(args.dir)
+    envs = tuple(e.strip() for e in args.envs.split(",") if e.strip()) if args.envs else None
+    return report_cli(args.dir, envs, args.out)
 
 
 def command_scenario(args: argparse.Namespace) -> int:
@@ -302,6 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="tables with bootstrap CIs, rankings and figures from a sweep directory")
     p.add_argument("dir")
+    p.add_argument("--envs", default=None, help="comma-separated env ids: report over these envs' runs only")
+    p.add_argument("--out", default=None, help="folder for report.md and the figures (default: DIR)")
     p.set_defaults(func=command_report)
 
     p = sub.add_parser("scenario", help="focal policies among background bots (held-out co-players): list | run")

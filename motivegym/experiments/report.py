@@ -263,8 +263,9 @@ def grid_legend(fig, axes: list) -> None:
         axes[-1].legend(list(handles.values()), list(handles), fontsize=6)
 
 
-def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
-    """Write the figures; returns the matplotlib figures (closed) so tests can inspect what was drawn."""
+def plot_figures(rows: list[dict], out: Path, reps: int = 2000, sweep_dir: Path | None = None) -> list[Any]:
+    """Write the figures into ``out`` (learning curves read from ``sweep_dir``, default ``out``); returns the
+    matplotlib figures (closed) so tests can inspect what was drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -381,7 +382,7 @@ def plot_figures(rows: list[dict], out: Path, reps: int = 2000) -> list[Any]:
     fig, axes = _grid(plt, len(envs))
     for ax, env_id in zip(axes, envs):
         for (algo, sharing, reward), rs in sorted(group([r for r in final if r["env"] == env_id], "algo", "sharing", "reward").items()):
-            curves = [c for c in (load_curve(out, r) for r in rs) if c is not None]
+            curves = [c for c in (load_curve(sweep_dir or out, r) for r in rs) if c is not None]
             if not curves:
                 continue
             length = min(len(c[0]) for c in curves)
@@ -413,23 +414,33 @@ def load_curve(out: Path, row: dict) -> tuple[np.ndarray, np.ndarray] | None:
     return steps, np.where(np.atleast_1d(data["episodes"]) > 0, np.atleast_1d(data["welfare"]), np.nan)
 
 
-def write_report(directory: str | Path, reps: int = 2000) -> Path:
-    out = Path(directory)
-    results = out / "results.csv"
+def write_report(directory: str | Path, reps: int = 2000, envs: tuple[str, ...] | None = None, out: str | Path | None = None) -> Path:
+    """``report.md`` and the figures of the sweep in ``directory``, into ``out`` (default: ``directory``); with
+    ``envs``, over those envs' runs only (e.g. a subset with comparable budgets)."""
+    sweep_dir = Path(directory)
+    results = sweep_dir / "results.csv"
     if not results.exists():
-        raise ValueError(f"{results} not found: run `motivegym sweep --out {out}` first")
+        raise ValueError(f"{results} not found: run `motivegym sweep --out {sweep_dir}` first")
     rows = read_results(results)
     if not rows:
         raise ValueError(f"{results} has no runs")
-    settings = json.loads((out / "sweep.json").read_text()) if (out / "sweep.json").exists() else {}
-    path = out / "report.md"
+    if envs:
+        known = sorted({r["env"] for r in rows})
+        unknown = [e for e in envs if e not in known]
+        if unknown:
+            raise ValueError(f"--envs names {unknown}, which {results} does not hold; it holds {known}")
+        rows = [r for r in rows if r["env"] in envs]
+    target = Path(out) if out is not None else sweep_dir
+    target.mkdir(parents=True, exist_ok=True)
+    settings = json.loads((sweep_dir / "sweep.json").read_text()) if (sweep_dir / "sweep.json").exists() else {}
+    path = target / "report.md"
     path.write_text(report_markdown(rows, reps, tuple(settings.get("checkpoints", DEFAULT_CHECKPOINTS))))
     if any(r["status"] == "ok" for r in rows):
-        plot_figures(rows, out, reps)
+        plot_figures(rows, target, reps, sweep_dir)
     return path
 
 
-def report_cli(directory: str) -> int:
-    path = write_report(directory)
+def report_cli(directory: str, envs: tuple[str, ...] | None = None, out: str | None = None) -> int:
+    path = write_report(directory, envs=envs, out=out)
     print(f"wrote {path} and figures in {path.parent}")
     return 0

@@ -118,3 +118,24 @@ def test_learning_curve_with_sparse_episodes_still_draws(tmp_path):
     curve_axes = figures[-1].axes[0]
     (line,) = curve_axes.get_lines()
     assert np.isfinite(line.get_data()[1]).all() and len(line.get_data()[1]) == 1 and not math.isnan(line.get_data()[1][0])
+
+
+def test_report_over_a_subset_of_envs_into_another_folder(tmp_path):
+    """``--envs`` keeps only those envs' runs (tables and aggregates); an env the results do not hold is refused."""
+    import csv
+
+    from motivegym.experiments.sweep import RESULT_COLUMNS
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    with open(sweep / "results.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(hand_made_rows())
+    path = write_report(sweep, reps=100, envs=("B",), out=tmp_path / "only_b")
+    text = path.read_text()
+    assert path.parent == tmp_path / "only_b" and not (sweep / "report.md").exists()
+    assert "| B | ippo | shared | cooperative | 3 |" in text and "| A | ippo |" not in text
+    assert "| ippo | shared | cooperative | 1 |" in text  # the aggregate counts one env
+    with pytest.raises(ValueError, match=r"does not hold; it holds \['A', 'B'\]"):
+        write_report(sweep, reps=100, envs=("C",))
