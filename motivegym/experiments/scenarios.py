@@ -15,7 +15,8 @@ every focal policy (common random numbers), and reports, on **payoffs** (never o
   scenario), both measured on the same keys. It can exceed 1 or fall below 0.
 
 Registered scenarios: for every env of the ``dilemmas`` preset (``motivegym.experiments.sweep.expand_envs``) and
-every bot role it has (:mod:`motivegym.baselines.bots`), ``ENV/ROLE``: the first ``n − ⌊n/2⌋`` slots are focal (one
+every other env with scripted bots (the stag-hunt substrates CoopMining and StagHuntInTheMatrix, whose scripted gap
+is 0), and every bot role it has (:mod:`motivegym.baselines.bots`), ``ENV/ROLE``: the first ``n − ⌊n/2⌋`` slots are focal (one
 of two in the two-player games; a majority otherwise, Melting Pot's "resident" mode), the rest play the role's
 bot. Roles: ``cooperator`` (the exploitable partner), ``reciprocator`` (tit-for-tat-like), ``defector``.
 
@@ -34,9 +35,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from motivegym.baselines.bots import bot_roles, make_bot
+from motivegym.baselines.bots import BOT_TABLE, bot_roles, make_bot
 from motivegym.baselines.policies import Mixed, Policy, PolicyState
 from motivegym.core.env import FunctionalEnv
+from motivegym.core.registry import REGISTRY, canonical_id
 from motivegym.experiments.statistics import Interval, mean_interval
 
 ROLE_DESCRIPTIONS = {
@@ -77,7 +79,8 @@ def scenario_registry() -> dict[str, Scenario]:
     from motivegym.experiments.sweep import expand_envs
 
     registry = {}
-    for env_id in expand_envs(["dilemmas"]):
+    with_bots = [canonical_id(f"{name}-v0") for name in BOT_TABLE if f"{name}-v0" in REGISTRY]
+    for env_id in dict.fromkeys([*expand_envs(["dilemmas"]), *with_bots]):
         env, params = motivegym.make_jax(env_id)
         n = env.n_agents(params)
         for role in bot_roles(env_id):

@@ -91,3 +91,13 @@ def test_scenario_cli_lists_runs_and_writes_a_table(tmp_path, capsys):
     assert len(lines) == 3 and lines[0].startswith("scenario,env_id,focal,background")
     assert main(["scenario", "run", "StagHunt-v0", "--focal", "titfortat", "--episodes", "2"]) == 2
     assert "continuous" in capsys.readouterr().err
+
+
+def test_every_env_with_scripted_bots_has_scenarios():
+    """The dilemmas preset and the stag-hunt substrates outside it (scripted gap 0) all get ENV/ROLE scenarios."""
+    from motivegym.baselines.bots import BOT_TABLE
+
+    for name in BOT_TABLE:
+        assert {f"{name}-v0/cooperator", f"{name}-v0/defector"} <= set(scenario_names(f"{name}-v0")), name
+    stag = get_scenario("CoopMining-v0/defector")
+    assert stag.env_id == "CoopMining-v0" and len(stag.focal_slots) == 3
