@@ -142,9 +142,9 @@ def command_sweep(args: argparse.Namespace) -> int:
 
 def command_report(args: argparse.Namespace) -> int:
     from motivegym.experiments.report import report_cli
+    from motivegym.experiments.sweep import split_list
 
-    envs = tuple(e.strip() for e in args.envs.split(",") if e.strip()) if args.envs else None
-    return report_cli(args.dir, envs, args.out)
+    return report_cli(args.dir, split_list(args.envs) if args.envs else None, args.out)
 
 
 def command_scenario(args: argparse.Namespace) -> int:

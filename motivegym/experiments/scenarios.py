@@ -38,7 +38,7 @@ import numpy as np
 from motivegym.baselines.bots import BOT_TABLE, bot_roles, make_bot
 from motivegym.baselines.policies import Mixed, Policy, PolicyState
 from motivegym.core.env import FunctionalEnv
-from motivegym.core.registry import REGISTRY, canonical_id
+from motivegym.core.registry import REGISTRY
 from motivegym.experiments.statistics import Interval, mean_interval
 
 ROLE_DESCRIPTIONS = {
@@ -79,7 +79,7 @@ def scenario_registry() -> dict[str, Scenario]:
     from motivegym.experiments.sweep import expand_envs
 
     registry = {}
-    with_bots = [canonical_id(f"{name}-v0") for name in BOT_TABLE if f"{name}-v0" in REGISTRY]
+    with_bots = [f"{name}-v0" for name in BOT_TABLE if f"{name}-v0" in REGISTRY]
     for env_id in dict.fromkeys([*expand_envs(["dilemmas"]), *with_bots]):
         env, params = motivegym.make_jax(env_id)
         n = env.n_agents(params)
