@@ -41,6 +41,7 @@ import numpy as np
 ALGORITHMS = {"ippo": {"centralized_critic": False}, "mappo": {"centralized_critic": True}}
 EVAL_POLICIES = ("greedy", "sample")
 NO_LAYER = "none"
+LLM_LAYER_KINDS = ("progress", "learned")  # reward-layer specs whose file came from an LLM (or stands in for one)
 
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float]:
@@ -50,19 +51,50 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float]:
     return mean_interval(np.asarray(values, np.float64).reshape(-1)).as_tuple()
 
 
+def layer_entry(entry: str) -> tuple[str, str]:
+    """``(label, spec)`` of a ``--layers`` entry: ``"label=spec"``, or the spec as its own label."""
+    label, separator, spec = entry.partition("=")
+    return (label.strip(), spec.strip()) if separator else (entry.strip(), entry.strip())
+
+
+def spec_file_digest(spec: str) -> str | None:
+    """SHA-256 of the file an LLM-derived spec (``progress:<file.py>``, ``learned:<model.npz>``) reads, else ``None``:
+    a part records it, so a resumed run refuses parts trained with another version of the file."""
+    import hashlib
+
+    name, _, argument = spec.partition(":")
+    if name not in LLM_LAYER_KINDS:
+        return None
+    return hashlib.sha256(Path(argument).read_bytes()).hexdigest()
+
+
 def parse_layers(text: str) -> list[str]:
-    """Comma-separated intrinsic layer specs (``none``, ``count``, ``rnd:0.1``, …); unknown names raise ``ValueError``."""
+    """Comma-separated ``--layers`` entries: ``none``, intrinsic layer specs (``count``, ``rnd:0.1``, …) and
+    LLM-derived bonuses (``progress:<file.py>``, ``learned:<model.npz>``), each optionally labelled
+    ``label=spec`` (the label names its parts and table rows). Unknown names, bad files and repeated labels raise
+    ``ValueError``."""
     from motivegym.reward_layers import INTRINSIC_LAYER_NAMES, IntrinsicLayer, reward_layer
 
-    layers = [part.strip() for part in text.split(",") if part.strip()]
-    if not layers:
+    entries = [part.strip() for part in text.split(",") if part.strip()]
+    if not entries:
         raise ValueError("--layers needs at least one entry, e.g. 'none,count,rnd,novelty'")
-    for spec in layers:
-        if spec != NO_LAYER and not isinstance(reward_layer(spec), IntrinsicLayer):
-            raise ValueError(f"--layers entry {spec!r} is not an intrinsic layer ({', '.join(INTRINSIC_LAYER_NAMES)}) or 'none'")
-    if len(set(layers)) != len(layers):
-        raise ValueError(f"--layers lists an entry twice: {text!r}")
-    return layers
+    labels = []
+    for entry in entries:
+        label, spec = layer_entry(entry)
+        if not label or not spec:
+            raise ValueError(f"--layers entry {entry!r}: write 'label=spec', e.g. 'llm_progress=progress:progress.py'")
+        if spec == NO_LAYER:
+            labels.append(label)
+            continue
+        kind = spec.partition(":")[0]
+        layer = reward_layer(spec)  # a missing file or bad code raises here, naming it
+        if not (isinstance(layer, IntrinsicLayer) or kind in LLM_LAYER_KINDS):
+            kinds = ", ".join(f"{k}:<file>" for k in LLM_LAYER_KINDS)
+            raise ValueError(f"--layers entry {entry!r} is not an intrinsic layer ({', '.join(INTRINSIC_LAYER_NAMES)}), an LLM-derived bonus ({kinds}) or 'none'")
+        labels.append(label)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"--layers names an entry twice: {text!r}")
+    return entries
 
 
 def combined_layer(base: str, intrinsic: str, coef: float):
@@ -203,10 +235,23 @@ def read_parts(out: Path, settings: dict) -> list[dict]:
     return parts
 
 
-def train_part(env, params, settings: dict, config, layer_name: str, seed_ids: list[int], flags_shape, flag_labels, bar) -> dict:
-    """Train and evaluate one (layer, seed group): its run rows, curve rows and per-seed achievement flags."""
-    reward = combined_layer(settings["base"], layer_name, settings["coef"])
-    intrinsic = layer_name != NO_LAYER
+def check_part_specs(parts: list[dict], entries: list[str]) -> None:
+    """``ValueError`` when a part found under a requested label was trained from another spec or another version of
+    its file (parts written before labels existed carry no spec: their label is their spec)."""
+    for entry in entries:
+        label, spec = layer_entry(entry)
+        digest = spec_file_digest(spec)
+        for part in (p for p in parts if p["layer"] == label):
+            if (part.get("spec", label), part.get("spec_digest")) != (spec, digest):
+                raise ValueError(f"the parts of {label!r} were trained from {part.get('spec', label)!r} (file digest "
+                                 f"{part.get('spec_digest')}), not {spec!r} (digest {digest}); give this entry another label or use another --out")  # fmt: skip
+
+
+def train_part(env, params, settings: dict, config, entry: str, seed_ids: list[int], flags_shape, flag_labels, bar) -> dict:
+    """Train and evaluate one (``--layers`` entry, seed group): its run rows, curve rows and per-seed achievement flags."""
+    layer_name, spec = layer_entry(entry)
+    reward = combined_layer(settings["base"], spec, settings["coef"])
+    intrinsic = spec != NO_LAYER
     episodes, seed = settings["eval_episodes"], settings["seed"]
     steps_per_update = config.num_envs * config.num_steps
     (learner, runners), curve = train_layer(env, params, reward, config, seed_ids, seed, intrinsic, bar)
@@ -233,7 +278,8 @@ def train_part(env, params, settings: dict, config, layer_name: str, seed_ids: l
                 "welfare": float(curve["welfare"][j, k]),
                 "bonus_per_step": float(curve["bonus"][j, k]) if intrinsic else "",
             })  # fmt: skip
-    return {"settings": settings, "layer": layer_name, "seeds": seed_ids, "runs": runs, "curves": curves, "flags": flags}
+    return {"settings": settings, "layer": layer_name, "spec": spec, "spec_digest": spec_file_digest(spec), "seeds": seed_ids,
+            "runs": runs, "curves": curves, "flags": flags}  # fmt: skip
 
 
 def run_experiment(
@@ -280,8 +326,11 @@ def run_experiment(
     }  # fmt: skip
     settings = json.loads(json.dumps(settings))  # as a part file stores it (tuples become lists)
     out = Path(out)
-    done = {(p["layer"], tuple(p["seeds"])) for p in read_parts(out, settings)}
-    todo = [(layer, ids) for layer in layers for ids in seed_groups(seeds, seed_group) if (layer, tuple(ids)) not in done]
+    found = read_parts(out, settings)
+    check_part_specs(found, layers)
+    labels = [layer_entry(entry)[0] for entry in layers]
+    done = {(p["layer"], tuple(p["seeds"])) for p in found}
+    todo = [(entry, ids) for entry in layers for ids in seed_groups(seeds, seed_group) if (layer_entry(entry)[0], tuple(ids)) not in done]
     flags_shape = achievement_shape(env, params)
     flag_labels = achievement_labels(env, params, flags_shape) if flags_shape is not None else []
     names = env.static_info(params).get("achievement_names") if flags_shape is not None and len(flags_shape) == 2 else None
@@ -289,16 +338,16 @@ def run_experiment(
     per_seed = config.num_updates * config.num_envs * config.num_steps
     bar = tqdm(total=sum(len(ids) for _, ids in todo) * per_seed, desc=f"intrinsic {spec.id}", unit="step", unit_scale=True, disable=not progress)
     tables = None
-    for layer_name, seed_ids in todo:
-        bar.set_postfix_str(f"layer {layer_name}, seeds {seed_ids[0]}-{seed_ids[-1]}")
-        part = train_part(env, params, settings, config, layer_name, seed_ids, flags_shape, flag_labels, bar)
-        path = part_path(out, layer_name, seed_ids)
+    for entry, seed_ids in todo:
+        bar.set_postfix_str(f"layer {layer_entry(entry)[0]}, seeds {seed_ids[0]}-{seed_ids[-1]}")
+        part = train_part(env, params, settings, config, entry, seed_ids, flags_shape, flag_labels, bar)
+        path = part_path(out, part["layer"], seed_ids)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(part))
-        tables = write_outputs(out, read_parts(out, settings), layers, title, names)
+        tables = write_outputs(out, read_parts(out, settings), labels, title, names)
     bar.close()
     if tables is None:  # nothing left to train: rebuild the tables from the parts found
-        tables = write_outputs(out, read_parts(out, settings), layers, title, names)
+        tables = write_outputs(out, read_parts(out, settings), labels, title, names)
     return {**tables, "trained": todo}
 
 

@@ -93,6 +93,30 @@ def test_a_stopped_experiment_keeps_its_parts_and_resumes(tmp_path, monkeypatch)
         run_experiment("TrustDilemma-v0", ["none"], seeds=3, coef=0.1, **settings)
 
 
+def test_llm_derived_bonus_entries_are_labelled_and_pin_their_file(tmp_path):
+    code = tmp_path / "progress.py"
+    code.write_text("def progress(obs, info):\n    return jnp.clip(obs[:, 0], 0.0, 1.0)\n")
+    entries = parse_layers(f"none, llm_progress=progress:{code}")
+    assert entries == ["none", f"llm_progress=progress:{code}"]
+    with pytest.raises(ValueError, match="does not exist"):
+        parse_layers(f"none,llm_progress=progress:{tmp_path / 'missing.py'}")
+    with pytest.raises(ValueError, match="twice"):
+        parse_layers(f"count,count=progress:{code}")
+    with pytest.raises(ValueError, match="not an intrinsic layer"):
+        parse_layers("mine=private")
+    settings = dict(steps=48, out=tmp_path / "run", num_envs=2, num_steps=24, eval_episodes=2, max_steps=20, progress=False)
+    result = run_experiment("TrustDilemma-v0", entries, seeds=2, **settings)
+    assert [(r["layer"], r["seed"]) for r in result["runs"]] == [("none", 0), ("none", 1), ("llm_progress", 0), ("llm_progress", 1)]
+    assert all(0 < r["bonus_per_step"] <= 1.0 for r in result["runs"][2:])  # 1/√N over progress bins
+    assert [r["layer"] for r in result["comparison"]] == ["none", "llm_progress"]
+    part = (tmp_path / "run" / "parts" / "llm_progress.seeds0-1.json").read_text()
+    assert f'"spec": "progress:{code}"' in part
+    assert run_experiment("TrustDilemma-v0", entries, seeds=2, **settings)["trained"] == []
+    code.write_text("def progress(obs, info):\n    return jnp.clip(obs[:, 1], 0.0, 1.0)\n")  # the LLM answered again
+    with pytest.raises(ValueError, match="'llm_progress' were trained from .* give this entry another label"):
+        run_experiment("TrustDilemma-v0", entries, seeds=2, **settings)
+
+
 def test_achievement_flags_are_ored_over_each_episode():
     base_env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=6)
 

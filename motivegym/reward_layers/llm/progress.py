@@ -20,8 +20,9 @@ finite ``[n_agents]`` values. :class:`ProgressCountBonus` then turns progress in
 So states are grouped by how far along the task they are, and rarely reached progress levels pay
 more (the paper's count-based intrinsic reward over progress bins). Counts are per agent (one row
 each) or pooled with ``shared=True``; like every layer state they are per env copy in a vmapped
-training loop. Components: ``{"bonus": 1/√N, "progress": p}``. A NaN/inf progress at run time
-raises (the check of ``code:`` layers), never a silent zero.
+training loop; the state also sums each agent's bonus (``totals["bonus"]``, as the intrinsic layers
+do). Components: ``{"bonus": 1/√N, "progress": p}``. A NaN/inf progress at run time raises (the
+check of ``code:`` layers), never a silent zero.
 
 :func:`propose_progress_function` asks an LLM for the code (an OpenAI-compatible server via
 :class:`~.client.LLMClient`) and validates it on sample transitions; a bad answer raises
@@ -211,7 +212,7 @@ class ProgressCountBonus(RewardLayer):
 
     def init(self, key: Array, spec: LayerSpec) -> dict[str, Array]:
         rows = 1 if self.shared else spec.n_agents
-        return {"counts": jnp.zeros((rows, self.num_bins), jnp.int32)}
+        return {"counts": jnp.zeros((rows, self.num_bins), jnp.int32), "totals": {"bonus": jnp.zeros(spec.n_agents, jnp.float32)}}
 
     def apply(self, state, transition: Transition):
         next_obs = transition.next_obs.astype(jnp.float32)
@@ -225,7 +226,8 @@ class ProgressCountBonus(RewardLayer):
         rows = jnp.zeros(n, jnp.int32) if self.shared else jnp.arange(n)
         counts = state["counts"].at[rows, bins].add(1)
         bonus = jax.lax.rsqrt(jnp.maximum(counts[rows, bins], 1).astype(jnp.float32))
-        return {"counts": counts}, self.coef * bonus, {"bonus": bonus, "progress": progress}
+        totals = {"bonus": state["totals"]["bonus"] + bonus}
+        return {"counts": counts, "totals": totals}, self.coef * bonus, {"bonus": bonus, "progress": progress}
 
 
 def read_progress_file(path: str | Path) -> str:
