@@ -4,14 +4,15 @@ One process, one env, the same PPO program (the reward always includes the swapp
 worker off it stays zero). The LLM is ``examples/llm_server.py`` on loopback (its own process) with ``--delay`` seconds per
 answer (default 0.2: a slow model), so the annotator is busy for the whole run and the reward-model
 learner distills in between. Runs alternate off/on ``--repeats`` times; throughput counts env steps
-after the first update (which compiles). Target: on ≥ 90 % of off. It also prints the process's CPU time
-(all threads) per 1,000 env steps, which a busy shared machine disturbs less than wall-clock rates.
+after the first update (which compiles). Target: on ≥ 90 % of off. It also prints the learner process's CPU time
+(all threads) per 1,000 env steps, which a busy shared machine disturbs less than wall-clock rates, and the CPU
+time of the feedback worker's own process.
 
     python benchmarks/oni_overhead.py                       # TrustDilemma-v0, 16 envs × 128 steps, 40 updates
     python benchmarks/oni_overhead.py --updates 120 --delay 0.5
 
-The worker's own CPU work (captions, HTTP, Bradley-Terry fits with their first compilations) shares the
-host with the learner: on a CPU-only machine it competes with the PPO update, on a GPU machine it does not.
+The worker's own CPU work (captions, HTTP, Bradley-Terry fits with their first compilations) runs in its own
+process at low priority: on a CPU-only machine it takes the cores the learner leaves.
 
 Prints one line per run and the ratio of the medians; record it in benchmarks/README.md with the machine.
 """
@@ -19,6 +20,7 @@ Prints one line per run and the ratio of the medians; record it in benchmarks/RE
 from __future__ import annotations
 
 import argparse
+import resource
 import socket
 import statistics
 import subprocess
@@ -60,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds the toy server waits before each answer")
     parser.add_argument("--states-per-update", type=int, default=4)
     parser.add_argument("--warm-distill-steps", type=int, default=None, help="AdamW steps of each later fit (default: ONIConfig's)")
+    parser.add_argument("--worker-nice", type=int, default=None, help="niceness of the worker's threads (default: ONIConfig's)")
     args = parser.parse_args(argv)
 
     import jax
@@ -72,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 
     env, params = motivegym.make_jax(args.env, **parse_env_kwargs(args.param))
     ppo = PPOConfig(total_steps=args.updates * args.num_envs * args.num_steps, num_envs=args.num_envs, num_steps=args.num_steps)
-    warm = {} if args.warm_distill_steps is None else {"warm_distill_steps": args.warm_distill_steps}
-    config = ONIConfig(states_per_update=args.states_per_update, **warm)  # min_labels 32, distill_every 32, 300 + 60 distill steps
+    overrides = {name: value for name, value in (("warm_distill_steps", args.warm_distill_steps), ("worker_nice", args.worker_nice)) if value is not None}
+    config = ONIConfig(states_per_update=args.states_per_update, **overrides)  # min_labels 32, distill_every 32, 300 + 60 distill steps
     server, url = toy_server(args.delay)
     print(f"{args.env}: {ppo.num_updates} updates × {args.num_envs} envs × {args.num_steps} steps; toy LLM server delay {args.delay} s; "
           f"{jax.devices()[0].platform} ({jax.device_count()} device(s))")  # fmt: skip
@@ -83,13 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         for repeat in range(args.repeats):
             for feedback in (False, True):
                 client = LLMClient(url, "toy", timeout=60, max_workers=4) if feedback else None
+                children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 result = train_oni(env, params, client, ppo, config, "private", seed=repeat, feedback=feedback)
+                children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the worker process, joined by train_oni
+                worker_cpu = children.ru_utime + children.ru_stime - children_before.ru_utime - children_before.ru_stime
                 rate = result.steady_steps_per_s
                 rates[feedback].append(rate)
                 extra = ""
                 if feedback:
                     s = result.stats
-                    extra = (f"; {s.labels} labels, {s.distills} models distilled, {len(result.swaps)} swaps, "
+                    extra = (f"; worker process {worker_cpu:.1f} CPU-s; {s.labels} labels, {s.distills} models distilled, {len(result.swaps)} swaps, "
                              f"{s.dropped} snapshots dropped, {result.compiles} compile(s)")  # fmt: skip
                 cpu_per_k = 1e3 * result.steady_cpu_s / (result.env_steps * (ppo.num_updates - 1) / ppo.num_updates)
                 cpu[feedback].append(cpu_per_k)

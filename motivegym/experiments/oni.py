@@ -9,23 +9,33 @@ Three parties, never waiting for each other (ONI §3: policy learner, LLM annota
   :class:`~motivegym.reward_layers.llm.motif.SwappableLearnedReward`: its parameters ``θ`` are part of
   the layer state, i.e. of the update's carry, so installing a new model between two updates
   (:func:`~motivegym.reward_layers.llm.motif.swap_reward_model`) does not recompile. After each update
-  it hands ``states_per_update`` env states (and their observations) to the worker: a
-  ``put_nowait`` on a bounded queue; when the queue is full the snapshot is dropped and counted.
-* **the annotator** (a thread): captions the states (:mod:`motivegym.core.captions`), pairs each with a
+  it hands ``states_per_update`` env states (and their observations, picked by one jitted call) to the
+  worker: a ``put_nowait`` on a bounded inter-process queue; when it is full the snapshot is dropped and counted.
+  A snapshot still being computed is handed over after a later update (no new one is taken until then), so the
+  learner never waits for the device.
+* **the annotator** (a thread of the worker process): captions the states (:mod:`motivegym.core.captions`), pairs each with a
   recent state of another caption and asks the LLM which is closer to the objective
   (:func:`~motivegym.reward_layers.llm.motif.annotate_pairs`, the Motif prompt). Every call is bounded
   by the client's deadline (``LLMClient(timeout=…)``).
-* **the reward-model learner** (a thread): once ``min_labels`` labels exist, and again after every
+* **the reward-model learner** (a thread of the worker process): once ``min_labels`` labels exist, and again after every
   ``distill_every`` new ones, fits the Bradley-Terry model (the first fit from scratch for
   ``distill_steps``, each later one continued from the previous model for ``warm_distill_steps``, as
   ONI's reward model trains continuously on the growing label set) with
   :func:`~motivegym.reward_layers.llm.motif.distill` (on the CPU device, so an accelerator stays with
-  the learner) and publishes it; the learner swaps it in before its next update. This is ONI's
+  the learner) and publishes it; the learner swaps it in before its next update (it reads the worker's
+  reports without waiting). This is ONI's
   ranking variant (pairwise preferences); its classification variant is not implemented.
 
+The worker is a child process (``spawn``; JAX on the CPU there; niceness ``worker_nice``, default 19), as ONI
+runs its annotator and reward learner apart from the learner: as threads of the learner's process their Python
+work (captions, HTTP, tracing the fits) held the GIL the learner needs to dispatch each update, which cost
+TrustDilemma's fast learner about 40 % of its throughput (``benchmarks/README.md``); at low priority the
+process takes the CPU the learner leaves.
+
 An error in a worker thread (an unreachable server, an error status after the retries, a timeout) is
-re-raised in the learner at its next update as :class:`ONIWorkerError` naming the cause; the threads
-are stopped and joined (each within ``join_timeout_s``) whether training ends or fails.
+re-raised in the learner at its next update as :class:`ONIWorkerError` naming the cause (and so is a worker
+process that died); the threads are stopped and joined (each within ``join_timeout_s``) and the process
+ends whether training ends or fails.
 
 ``first_model_by_update=k`` makes the learner hand over what it collected and wait (at most
 ``first_model_timeout_s``) at update ``k`` until the first model is in; by default it never waits. It
@@ -36,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import queue
 import threading
 import time
@@ -83,6 +94,7 @@ class ONIConfig:
     first_model_by_update: int | None = None
     first_model_timeout_s: float = 300.0
     join_timeout_s: float = 30.0
+    worker_nice: int = 19
     seed: int = 0
 
     def __post_init__(self):
@@ -94,6 +106,8 @@ class ONIConfig:
             raise ValueError(f"ONIConfig.min_labels must be >= 2 (distill needs two labels), got {self.min_labels}")
         if self.first_model_by_update is not None and self.first_model_by_update < 0:
             raise ValueError(f"ONIConfig.first_model_by_update must be >= 0 or None, got {self.first_model_by_update}")
+        if not (isinstance(self.worker_nice, int) and 0 <= self.worker_nice <= 19):
+            raise ValueError(f"ONIConfig.worker_nice must be an int in [0, 19], got {self.worker_nice!r}")
         for name in ("first_model_timeout_s", "join_timeout_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ONIConfig.{name} must be positive, got {getattr(self, name)}")
@@ -114,30 +128,40 @@ class WorkerStats:
 
 
 class FeedbackWorker:
-    """The annotator and reward-model learner threads (module docstring). Use as a context manager."""
+    """The feedback worker as seen by the learner (module docstring): a child process (``spawn``, niceness
+    ``worker_nice``, JAX on the CPU) runs the annotator and reward-model learner threads, so their Python work
+    (captions, HTTP, tracing the fits) never holds the learner's GIL. The learner's calls never block: ``submit``
+    puts a snapshot on a bounded queue (dropped and counted when full), ``latest_model`` and ``stats`` read what the
+    child has reported so far. Use as a context manager."""
 
     def __init__(self, env, params, client: LLMClient, config: ONIConfig, out_dir: str | Path | None = None):
-        self.env, self.params, self.client, self.config = env, params, client, config
-        self.labels_path = Path(out_dir) / "labels.jsonl" if out_dir is not None else None
+        import multiprocessing
+
+        self.client, self.config = client, config
         self.stats = WorkerStats()
-        self._snapshots: queue.Queue = queue.Queue(maxsize=config.queue_size)
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._new_labels = threading.Condition(self._lock)
-        self._rows: list[tuple[np.ndarray, np.ndarray, int | None]] = []  # (obs_a, obs_b, label)
-        self._since_distill = 0
+        context = multiprocessing.get_context("spawn")
+        self._snapshots = context.Queue(maxsize=config.queue_size)
+        self._results = context.Queue()
+        self._stop = context.Event()
+        self._process = context.Process(
+            target=run_feedback_process, name="oni-feedback", daemon=True,
+            args=(env, params, client, config, out_dir, self._snapshots, self._results, self._stop),
+        )  # fmt: skip
         self._model: tuple[int, RewardModel | None] = (0, None)
         self._error: BaseException | None = None
-        self._rng = np.random.default_rng(config.seed)
-        self._threads = [
-            threading.Thread(target=self._guard, args=(self._annotate_loop,), name="oni-annotator", daemon=True),
-            threading.Thread(target=self._guard, args=(self._distill_loop,), name="oni-distiller", daemon=True),
-        ]
+        self._finished = False  # the child reported its last message
 
     # ----- the learner's side (never blocks) -----
     def start(self) -> FeedbackWorker:
-        for thread in self._threads:
-            thread.start()
+        previous = os.environ.get("JAX_PLATFORMS")
+        os.environ["JAX_PLATFORMS"] = "cpu"  # the child's fits stay off the learner's accelerator
+        try:
+            self._process.start()
+        finally:
+            if previous is None:
+                os.environ.pop("JAX_PLATFORMS")
+            else:
+                os.environ["JAX_PLATFORMS"] = previous
         return self
 
     def submit(self, states: Any, observations: np.ndarray) -> bool:
@@ -152,14 +176,17 @@ class FeedbackWorker:
         return True
 
     def latest_model(self) -> tuple[int, RewardModel | None]:
-        """``(version, model)`` of the newest distilled model (``(0, None)`` before the first)."""
-        with self._lock:
-            return self._model
+        """``(version, model)`` of the newest distilled model the child reported (``(0, None)`` before the first)."""
+        self._receive()
+        return self._model
 
     def check(self) -> None:
-        """Raise :class:`ONIWorkerError` if a worker thread failed."""
+        """Raise :class:`ONIWorkerError` if a worker thread failed or the child process died."""
+        self._receive()
         if self._error is not None:
             raise ONIWorkerError(f"the ONI feedback worker failed: {type(self._error).__name__}: {self._error}") from self._error
+        if self._process.exitcode is not None and not self._finished and not self._stop.is_set():
+            raise ONIWorkerError(f"the ONI feedback process exited with code {self._process.exitcode} before it was stopped")
 
     def wait_for_model(self, timeout_s: float) -> None:
         """Block until a first model exists (or a thread fails, or ``timeout_s`` passes: :class:`ONIWorkerError`)."""
@@ -172,6 +199,126 @@ class FeedbackWorker:
         self.check()
 
     def close(self) -> None:
+        """Stop the child (its threads join within ``join_timeout_s``), reading its last reports; a child still running
+        after twice that is terminated with a warning."""
+        self._stop.set()
+        if self._process.ident is not None:
+            deadline = time.monotonic() + 2 * self.config.join_timeout_s
+            while self._process.is_alive() and time.monotonic() < deadline:
+                self._receive()  # the child cannot exit while its reports fill the pipe
+                self._process.join(0.05)
+            if self._process.is_alive():
+                warnings.warn(f"the ONI feedback process did not stop within {2 * self.config.join_timeout_s:g} s; terminated", stacklevel=2)
+                self._process.terminate()
+                self._process.join(5)
+            self._receive()
+        self._snapshots.cancel_join_thread()  # snapshots nobody will read must not block the learner's exit
+        self._snapshots.close()
+
+    def __enter__(self) -> FeedbackWorker:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _receive(self) -> None:
+        """Apply the child's reports: ``("model", version, model)``, ``("stats", fields, requests, cache hits)``,
+        ``("error", exception)``, ``("finished",)``."""
+        while True:
+            try:
+                report = self._results.get_nowait()
+            except queue.Empty:
+                return
+            kind = report[0]
+            if kind == "model":
+                self._model = (report[1], report[2])
+            elif kind == "stats":
+                own = {"snapshots": self.stats.snapshots, "dropped": self.stats.dropped}  # counted on the learner's side
+                self.stats = dataclasses.replace(WorkerStats(**report[1]), **own)
+                self.client.requests_sent, self.client.cache_hits = report[2], report[3]  # mirrors of the child's copy
+            elif kind == "error":
+                self._error = report[1]
+            elif kind == "finished":
+                self._finished = True
+
+
+def run_feedback_process(env, params, client: LLMClient, config: ONIConfig, out_dir, snapshots, results, stop) -> None:
+    """The child process of :class:`FeedbackWorker`: lower its priority, run :class:`FeedbackThreads` on the
+    learner's snapshot queue and report new models, stats and a failure until ``stop`` is set."""
+    if config.worker_nice:
+        if hasattr(os, "nice"):
+            os.nice(config.worker_nice)
+        else:
+            warnings.warn(f"ONIConfig.worker_nice={config.worker_nice}: this platform has no os.nice; the feedback process keeps normal priority", RuntimeWarning, stacklevel=1)
+    threads = FeedbackThreads(env, params, client, config, out_dir, snapshots)
+    sent_version, sent_stats = 0, None
+
+    def report() -> None:
+        nonlocal sent_version, sent_stats
+        version, model = threads.latest_model()
+        if version > sent_version:
+            results.put(("model", version, model))
+            sent_version = version
+        stats = (dataclasses.asdict(threads.stats), client.requests_sent, client.cache_hits)
+        if stats != sent_stats:
+            results.put(("stats", *stats))
+            sent_stats = stats
+
+    threads.start()
+    try:
+        while not stop.wait(0.05) and threads.error is None:
+            report()
+    finally:
+        threads.close()
+        report()
+        if threads.error is not None:
+            results.put(("error", picklable_error(threads.error)))
+        results.put(("finished",))
+
+
+def picklable_error(error: BaseException) -> BaseException:
+    """``error`` if it survives pickling (its class and message reach the learner), else a ``RuntimeError`` naming it."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:  # noqa: BLE001 - any pickling failure
+        return RuntimeError(f"{type(error).__name__}: {error}")
+
+
+class FeedbackThreads:
+    """The annotator and reward-model learner threads (module docstring), in :class:`FeedbackWorker`'s child process;
+    they read the learner's snapshots from ``snapshots``."""
+
+    def __init__(self, env, params, client: LLMClient, config: ONIConfig, out_dir: str | Path | None, snapshots):
+        self.env, self.params, self.client, self.config = env, params, client, config
+        self.labels_path = Path(out_dir) / "labels.jsonl" if out_dir is not None else None
+        self.stats = WorkerStats()
+        self._snapshots = snapshots
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._new_labels = threading.Condition(self._lock)
+        self._rows: list[tuple[np.ndarray, np.ndarray, int | None]] = []  # (obs_a, obs_b, label)
+        self._since_distill = 0
+        self._model: tuple[int, RewardModel | None] = (0, None)
+        self.error: BaseException | None = None
+        self._rng = np.random.default_rng(config.seed)
+        self._threads = [
+            threading.Thread(target=self._guard, args=(self._annotate_loop,), name="oni-annotator", daemon=True),
+            threading.Thread(target=self._guard, args=(self._distill_loop,), name="oni-distiller", daemon=True),
+        ]
+
+    def start(self) -> FeedbackThreads:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def latest_model(self) -> tuple[int, RewardModel | None]:
+        with self._lock:
+            return self._model
+
+    def close(self) -> None:
         """Stop both threads and join them (each within ``join_timeout_s``; a thread still running is warned about)."""
         self._stop.set()
         with self._lock:
@@ -182,18 +329,12 @@ class FeedbackWorker:
                 if thread.is_alive():
                     warnings.warn(f"ONI worker thread {thread.name} did not stop within {self.config.join_timeout_s:g} s (it is a daemon thread)", stacklevel=2)
 
-    def __enter__(self) -> FeedbackWorker:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
     # ----- threads -----
     def _guard(self, loop) -> None:
         try:
             loop()
         except BaseException as error:  # noqa: BLE001 - handed to the learner, which re-raises it
-            self._error = error
+            self.error = error
             self._stop.set()
             with self._lock:
                 self._new_labels.notify_all()
@@ -322,6 +463,13 @@ def train_oni(
     init_jit = jax.jit(init)
     update_jit = jax.jit(lambda runner: run(runner, 1))
     num_envs, k = ppo_config.num_envs, min(config.states_per_update, ppo_config.num_envs)
+
+    @jax.jit
+    def take_snapshot(runner, update):
+        """``k`` env states and their observations, cycling through the envs: one dispatch, not one per leaf."""
+        index = (update * k + jnp.arange(k)) % num_envs
+        return jax.tree.map(lambda x: x[index], runner["env_states"]), runner["obs"][index]
+
     worker = FeedbackWorker(env, params, client, config, out_dir) if feedback else None
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -333,7 +481,7 @@ def train_oni(
     try:
         if worker is not None:
             worker.start()
-        pending = None  # the previous update's snapshot, fetched after the next update is queued
+        pending = None  # the last snapshot taken, handed over once computed (the learner never waits for it)
         for update in range(ppo_config.num_updates):
             if worker is not None:
                 if config.first_model_by_update is not None and update == config.first_model_by_update and version == 0:
@@ -353,10 +501,11 @@ def train_oni(
                 jax.block_until_ready(runner)
                 first_update_s, first_update_cpu = time.perf_counter() - start, time.process_time()
             if worker is not None:
-                if pending is not None:
+                if pending is not None and all(leaf.is_ready() for leaf in jax.tree.leaves(pending)):
                     worker.submit(*jax.device_get(pending))
-                index = (update * k + jnp.arange(k)) % num_envs
-                pending = (jax.tree.map(lambda x, index=index: x[index], runner["env_states"]), runner["obs"][index])
+                    pending = None
+                if pending is None:  # else the last snapshot is still being computed: never wait for it
+                    pending = take_snapshot(runner, update)
                 s = worker.stats
                 bar.set_postfix_str(f"labels {s.labels}, models {s.distills}, swaps {len(swaps)}, dropped {s.dropped}", refresh=False)
             bar.update(1)

@@ -7,6 +7,8 @@ not packages); it prefers the caption with the larger ``mean_trust``.
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
+import os
 import re
 import threading
 from http.server import ThreadingHTTPServer
@@ -60,8 +62,9 @@ def trust_env():
     return motivegym.make_jax("TrustDilemma-v0", max_steps=20)
 
 
-def oni_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("oni-") and t.is_alive()]
+def oni_processes() -> list:
+    """Feedback worker processes still running (their annotator and distiller threads live there)."""
+    return [p for p in multiprocessing.active_children() if p.name == "oni-feedback"]
 
 
 def test_training_labels_distills_and_swaps_without_recompiling(slow_server, trust_env, tmp_path):
@@ -81,7 +84,7 @@ def test_training_labels_distills_and_swaps_without_recompiling(slow_server, tru
     # the server saw the Motif preference prompt; the labels and the last model are on disk
     assert all("Situation 1:" in r["messages"][-1]["content"] for r in slow_server.requests)
     assert (tmp_path / "labels.jsonl").exists() and (tmp_path / "summary.json").exists() and (tmp_path / "reward_model.npz").exists()
-    assert not oni_threads()  # both worker threads stopped
+    assert not oni_processes()  # the worker process and its threads stopped
 
 
 def test_server_error_stops_training_with_the_cause(slow_server, trust_env):
@@ -91,7 +94,7 @@ def test_server_error_stops_training_with_the_cause(slow_server, trust_env):
     with pytest.raises(ONIWorkerError, match="HTTP 400|400") as caught:
         train_oni(env, params, client, TINY_PPO, TINY_ONI, "private")
     assert isinstance(caught.value.__cause__, LLMResponseError)
-    assert not oni_threads()
+    assert not oni_processes()
 
 
 def snapshot(env, params, count: int, seed: int = 0):
@@ -114,7 +117,7 @@ def test_worker_surfaces_a_timeout(slow_server, trust_env):
         with pytest.raises(ONIWorkerError, match="LLMTimeoutError") as caught:
             worker.wait_for_model(60.0)
     assert isinstance(caught.value.__cause__, LLMTimeoutError)
-    assert not oni_threads()
+    assert not oni_processes()
 
 
 def test_worker_surfaces_an_unreachable_server(trust_env):
@@ -142,7 +145,24 @@ def test_full_queue_drops_snapshots_instead_of_blocking(slow_server, trust_env):
     with FeedbackWorker(env, params, client, ONIConfig(queue_size=1, join_timeout_s=30.0)) as worker:
         accepted = [worker.submit(states, observations) for _ in range(6)]
     assert accepted.count(False) == worker.stats.dropped >= 3
-    assert not oni_threads()
+    assert not oni_processes()
+
+
+def test_the_worker_is_a_low_priority_process_that_ends_with_training(slow_server, trust_env):
+    env, params = trust_env
+    client = LLMClient(slow_server.base_url, "toy", timeout=30)
+    learner_nice = os.getpriority(os.PRIO_PROCESS, 0)
+    with FeedbackWorker(env, params, client, ONIConfig(min_labels=2, worker_nice=7)) as worker:
+        worker.submit(*snapshot(env, params, 4, seed=0))
+        worker.wait_for_model(120.0)  # the child reniced itself before it labelled anything
+        (child,) = oni_processes()
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == min(learner_nice + 7, 19)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == learner_nice  # the learner keeps its priority
+    assert not oni_processes()
+    assert worker.stats.labels >= 2 and worker.stats.distills >= 1
+    assert client.requests_sent == slow_server.num_requests  # the child's counts are mirrored into the caller's client
+    with pytest.raises(ValueError, match="worker_nice must be an int in"):
+        ONIConfig(worker_nice=20)
 
 
 def test_swap_replaces_every_env_copy_and_keeps_shapes():

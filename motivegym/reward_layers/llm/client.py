@@ -168,6 +168,13 @@ class ResponseCache:
     def __len__(self) -> int:
         return len(self._answers)
 
+    def __getstate__(self) -> dict:  # picklable (ONI's feedback process gets a copy): the lock is not
+        return {k: v for k, v in vars(self).items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+
 
 def completion_content(body: bytes, url: str) -> str:
     """The first choice's ``message.content`` of a chat-completion JSON body."""
@@ -276,6 +283,13 @@ class LLMClient:
         self.cache = ResponseCache(cache_path)
         self.requests_sent = 0
         self.cache_hits = 0
+        self._count_lock = threading.Lock()
+
+    def __getstate__(self) -> dict:  # picklable (ONI's feedback process gets a copy): the lock is not
+        return {k: v for k, v in vars(self).items() if k != "_count_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
         self._count_lock = threading.Lock()
 
     def chat(self, messages: list[Message], **params: Any) -> str:
