@@ -11,7 +11,8 @@ It is not a language model: it reads the prompts motivegym sends and answers by 
 * judge prompts: ``Score: 10 · <key>`` of the episode's final caption (clipped to [0, 10]);
 * goal prompts (ELLM): two fixed goals about the key;
 * progress-function prompts (Sarukkai et al. 2024): a fixed progress function for KeyDoorGift (key held,
-  own door open), for other envs the observation's last entry clipped to [0, 1].
+  own door open) and for CrafterTeam (the fraction of achievements unlocked), for other envs the observation's
+  last entry clipped to [0, 1].
 
 ``--delay s`` waits ``s`` seconds before every answer (a slow model, e.g. for ``motivegym oni``).
 
@@ -44,6 +45,10 @@ KEY_DOOR_PROGRESS = """def progress(obs, info):
     own_door_open = obs[:, -2]
     return jnp.clip(0.25 * on_key + 0.5 * holding + own_door_open, 0.0, 1.0)
 """
+#: CrafterTeam-v0: the fraction of its achievements each agent has unlocked (info["achievements"] [n, K], cumulative)
+CRAFTER_PROGRESS = """def progress(obs, info):
+    return jnp.mean(jnp.where(info["achievements"], 1.0, 0.0), axis=1)
+"""
 GENERIC_PROGRESS = "def progress(obs, info):\n    return jnp.clip(obs[:, -1], 0.0, 1.0)\n"
 
 
@@ -63,7 +68,7 @@ def answer(payload: dict, key: str) -> str:
         better = 1 if first > second else 2
         return f"Situation {better} has the higher {key}.\nAnswer: {better}"
     if "def progress(obs, info)" in prompt:
-        code = KEY_DOOR_PROGRESS if "Environment: KeyDoorGift" in prompt else GENERIC_PROGRESS
+        code = KEY_DOOR_PROGRESS if "Environment: KeyDoorGift" in prompt else CRAFTER_PROGRESS if "Environment: CrafterTeam" in prompt else GENERIC_PROGRESS
         return f"Progress grows as the task advances.\n```python\n{code}```"
     if "def reward(" in prompt:
         code = REWARD_CODES[int(payload.get("seed") or 0) % len(REWARD_CODES)]

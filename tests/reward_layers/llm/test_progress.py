@@ -165,3 +165,21 @@ def test_cli_llm_progress_writes_checked_code_or_fails_clearly(llm_server, tmp_p
     canned(llm_server, BAD_ANSWERS["calls open"][0])
     assert main(["llm", "progress", "KeyDoorGift-v0", "--base-url", llm_server.base_url, "--model", "toy", "--out", str(tmp_path / "bad.py"), "--cache", str(tmp_path / "c2.jsonl")]) == 2
     assert "the LLM's progress function" in capsys.readouterr().err and not (tmp_path / "bad.py").exists()
+
+
+@pytest.mark.slow
+def test_the_toy_server_progress_answers_pass_every_check(example):
+    """examples/llm_server.py wrote docs/intrinsic/llm/*_progress.py: its answers pass the whitelist, the sandbox and
+    the env's sample transitions, and CrafterTeam's measures the fraction of achievements unlocked."""
+    server = example("llm_server").serve(port=0)
+    try:
+        client = LLMClient(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="toy", backoff=0.0)
+        crafter, crafter_params = motivegym.make_jax("CrafterTeam-v0", preset="crafter")
+        layer = propose_progress_function(crafter, crafter_params, client, "unlock achievements")
+        achievements = jnp.array([[True] * 11 + [False] * 11, [False] * 22])
+        obs = jnp.zeros((2, crafter.observation_size(crafter_params)), jnp.float32)
+        np.testing.assert_allclose(layer.progress(obs, {"achievements": achievements}), [0.5, 0.0])
+        key_door, key_door_params = motivegym.make_jax("KeyDoorGift-v0")
+        assert "holding" in propose_progress_function(key_door, key_door_params, client, "open every door").source
+    finally:
+        server.shutdown()
