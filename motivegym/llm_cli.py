@@ -219,7 +219,7 @@ def command_oni(args: argparse.Namespace) -> int:
     config = ONIConfig(
         objective=args.objective, coef=args.coef, states_per_update=args.states_per_update, min_labels=args.min_labels,
         distill_every=args.distill_every, distill_steps=args.distill_steps, warm_distill_steps=args.warm_distill_steps, hidden_sizes=tuple(args.hidden),
-        first_model_by_update=args.first_model_by, seed=args.seed,
+        first_model_by_update=args.first_model_by, worker_nice=args.worker_nice, seed=args.seed,
     )  # fmt: skip
     base = None if args.reward == "none" else args.reward
     try:
@@ -233,6 +233,12 @@ def command_oni(args: argparse.Namespace) -> int:
         f"({stats.pairs_sent} pairs sent, {client.requests_sent} requests, {client.cache_hits} cached, {stats.dropped} snapshots dropped); "
         f"{stats.distills} reward models distilled, swapped in {len(result.swaps)} times (before updates {result.swaps[:10]}{' …' if len(result.swaps) > 10 else ''})"
     )
+    if stats.labels == 0:
+        print(
+            f"note: the feedback worker labelled nothing in this run (its process runs at niceness {args.worker_nice}, on the CPU "
+            "that the learner and other jobs leave); on a busy machine lower --worker-nice or train for more --steps",
+            file=sys.stderr,
+        )
     print(f"wrote {out / 'summary.json'}" + (f" and {out / 'reward_model.npz'} (use it as reward='learned:{out / 'reward_model.npz'}')" if result.model is not None else ""))
     return 0
 
@@ -257,6 +263,7 @@ def add_oni_command(subparsers, env_kwargs: Callable[[list[str]], dict]) -> None
     p.add_argument("--warm-distill-steps", type=int, default=60, help="AdamW steps of each later fit, continued from the previous model")
     p.add_argument("--hidden", type=int, nargs="+", default=[64, 64], help="reward model hidden sizes")
     p.add_argument("--first-model-by", type=int, default=None, help="wait at this update until the first reward model is in (default: never wait)")
+    p.add_argument("--worker-nice", type=int, default=19, help="niceness of the feedback worker's process, 0-19 (19: only the CPU the learner leaves)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/oni", help="folder for summary.json, labels.jsonl, the cache and reward_model.npz")
     p.add_argument("--param", action="append", default=[], help="env parameter NAME=VALUE (repeatable)")

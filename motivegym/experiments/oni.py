@@ -473,14 +473,14 @@ def train_oni(
     worker = FeedbackWorker(env, params, client, config, out_dir) if feedback else None
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-    runner = init_jit(jax.random.PRNGKey(seed), 0)
-    jax.block_until_ready(runner)
-    pieces, swaps, version, first_update_s, first_update_cpu = [], [], 0, 0.0, time.process_time()
-    start = time.perf_counter()
     bar = tqdm(total=ppo_config.num_updates, desc=f"oni {env.name}", unit="update", disable=not progress)
     try:
         if worker is not None:
-            worker.start()
+            worker.start()  # its start-up (a new interpreter importing JAX) overlaps the learner's compilation
+        runner = init_jit(jax.random.PRNGKey(seed), 0)
+        jax.block_until_ready(runner)
+        pieces, swaps, version, first_update_s, first_update_cpu = [], [], 0, 0.0, time.process_time()
+        start = time.perf_counter()
         pending = None  # the last snapshot taken, handed over once computed (the learner never waits for it)
         for update in range(ppo_config.num_updates):
             if worker is not None:

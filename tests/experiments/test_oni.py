@@ -204,6 +204,12 @@ def test_cli_oni_runs_and_reports(slow_server, tmp_path, capsys):
                  "--num-steps", "16", "--min-labels", "4", "--first-model-by", "4", "--max-retries", "0", "--param", "max_steps=20", "--out", str(tmp_path / "b")])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "ONI feedback worker failed: LLMResponseError" in err and "404" in err, err
+    slow_server.fail_next, slow_server.sleep = 0, 3.0  # a model too slow for this short run: no label arrives
+    code = main(["oni", "TrustDilemma-v0", "--server", slow_server.base_url, "--model", "toy", "--steps", "1536", "--num-envs", "4",
+                 "--num-steps", "16", "--worker-nice", "0", "--param", "max_steps=20", "--out", str(tmp_path / "c")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0 and " 0 labels" in captured.out
+    assert "the feedback worker labelled nothing in this run (its process runs at niceness 0" in captured.err
 
 
 def test_a_wait_that_can_never_be_satisfied_is_refused(trust_env):
