@@ -453,23 +453,28 @@ def plot_comparison(curves: list[dict], summary: list[dict], layers: list[str], 
     import matplotlib.pyplot as plt
 
     bar_metrics = ["eval_welfare"] + (["achievements_unlocked"] if any(r["metric"] == "achievements_unlocked" for r in summary) else [])
-    fig, axes = plt.subplots(1, 1 + len(bar_metrics), figsize=(5 * (1 + len(bar_metrics)), 3.6))
+    bar_width = max(5.0, 0.45 * len(layers))  # room for one rotated label per layer
+    fig, axes = plt.subplots(
+        1, 1 + len(bar_metrics), figsize=(6 + bar_width * len(bar_metrics), 4.2), width_ratios=[6] + [bar_width] * len(bar_metrics)
+    )
+    colors = plt.get_cmap("tab10" if len(layers) <= 10 else "tab20")(np.arange(len(layers)) % 20)  # one colour per layer
     curve_ax = axes[0]
-    for layer in layers:
+    for layer, color in zip(layers, colors):
         rows = [r for r in curves if r["layer"] == layer]
         steps = sorted({r["env_steps"] for r in rows})
         stats = [mean_ci95(np.array([r["welfare"] for r in rows if r["env_steps"] == x])) for x in steps]
         mean, low, high = (np.array(v) for v in zip(*stats))
-        curve_ax.plot(steps, mean, label=layer)
-        curve_ax.fill_between(steps, low, high, alpha=0.2)
+        curve_ax.plot(steps, mean, label=layer, color=color)
+        curve_ax.fill_between(steps, low, high, alpha=0.15, color=color)
     curve_ax.set_xlabel("env steps")
     curve_ax.set_ylabel("training episode welfare (Σ payoffs)")
-    curve_ax.legend()
+    curve_ax.legend(fontsize=7, ncol=2 if len(layers) > 6 else 1)
     for ax, metric in zip(axes[1:], bar_metrics):
         rows = {r["layer"]: r for r in summary if r["metric"] == metric}
         means = np.array([rows[layer]["mean"] for layer in layers])
         errors = np.array([[means[k] - rows[layer]["ci95_low"], rows[layer]["ci95_high"] - means[k]] for k, layer in enumerate(layers)]).T
-        ax.bar(layers, means, yerr=errors, capsize=4)
+        ax.bar(range(len(layers)), means, yerr=errors, capsize=4, color=colors)
+        ax.set_xticks(range(len(layers)), layers, rotation=35, ha="right")
         ax.set_ylabel(f"{metric} (mean, 95% CI)")
     fig.suptitle(title)
     fig.tight_layout()
