@@ -29,7 +29,7 @@ Three parties, never waiting for each other (ONI §3: policy learner, LLM annota
 The worker is a child process (``spawn``; JAX on the CPU there; niceness ``worker_nice``, default 19), as ONI
 runs its annotator and reward learner apart from the learner: as threads of the learner's process their Python
 work (captions, HTTP, tracing the fits) held the GIL the learner needs to dispatch each update, which cost
-TrustDilemma's fast learner about 40 % of its throughput (``benchmarks/README.md``); at low priority the
+TrustDilemma's fast learner 20–45 % of its throughput (``benchmarks/README.md``); at low priority the
 process takes the CPU the learner leaves.
 
 An error in a worker thread (an unreachable server, an error status after the retries, a timeout) is
