@@ -440,9 +440,12 @@ def distill(
         pad = lambda x: np.concatenate([x, np.zeros((size - len(x),) + x.shape[1:], x.dtype)])  # noqa: E731
         weights = jnp.asarray(pad(np.ones(len(train), np.float32)))
         train_a, train_b, targets = pad(train_a), pad(train_b), pad(targets)
-    params = mlp_init(jax.random.PRNGKey(seed), (rows_a.shape[-1], *hidden_sizes, 1))
-    if init_layers is not None:
-        wanted, given = [tuple(p.shape) for p in params], [tuple(np.shape(p)) for p in init_layers]
+    sizes = (rows_a.shape[-1], *hidden_sizes, 1)
+    if init_layers is None:
+        params = mlp_init(jax.random.PRNGKey(seed), sizes)
+    else:
+        wanted = [shape for fan_in, fan_out in zip(sizes[:-1], sizes[1:]) for shape in ((fan_in, fan_out), (fan_out,))]
+        given = [tuple(np.shape(p)) for p in init_layers]
         if wanted != given:
             raise ValueError(f"init_layers have shapes {given}, but features of size {rows_a.shape[-1]} and hidden_sizes {hidden_sizes} need {wanted}")
         params = [jnp.asarray(p, jnp.float32) for p in init_layers]
