@@ -501,7 +501,7 @@ def plot_achievements(team_rates: dict[str, dict[int, np.ndarray]], names: list[
     fig.colorbar(image, ax=ax, label=f"team success %\n(mean of ≥{seeds} seeds)")
     ax.set_title(title, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # a one-layer heatmap is narrower than its colour bar label
     plt.close(fig)
 
 
