@@ -51,7 +51,7 @@ LAYER_FACTORIES: dict[str, Callable[[str | None], RewardLayer]] = {
     "e3b": lambda arg: _with_coef(E3B, "e3b", arg),
     "re3": lambda arg: _with_coef(RE3, "re3", arg),
     "empowerment": lambda arg: _with_coef(Empowerment, "empowerment", arg),
-    "auto": lambda arg: _with_coef(AutoBonus, "auto", arg),
+    "auto": lambda arg: _auto_layer(arg),
     "code": lambda arg: _llm_layer("code", arg, "reward_code", "code_reward_from_file"),
     "learned": lambda arg: _llm_layer("learned", arg, "motif", "learned_reward"),
     "progress": lambda arg: _llm_layer("progress", arg, "progress", "progress_reward_from_file"),
@@ -111,6 +111,26 @@ def _with_coef(layer_class: type[IntrinsicLayer], name: str, arg: str | None) ->
     return layer_class() if arg is None else layer_class(coef=_float_argument(name, arg))
 
 
+def _auto_layer(arg: str | None) -> AutoBonus:
+    """``auto`` (the default arms), ``auto:<coef>`` or ``auto:<arm>/<arm>/…`` (the bandit picks among these arms,
+    e.g. ``auto:count/novelty/re3``; ``/`` reads "or", and a coefficient goes in front: ``0.5*auto:count/re3``)."""
+    if arg is None:
+        return AutoBonus()
+    if "/" not in arg and arg.strip() not in INTRINSIC_LAYER_NAMES:
+        try:
+            return AutoBonus(coef=float(arg))
+        except ValueError:
+            pass
+    arms = tuple(arm.strip() for arm in arg.split("/"))
+    if not all(arms) or any(arm not in INTRINSIC_LAYER_NAMES or arm == "auto" for arm in arms):
+        names = "/".join(n for n in INTRINSIC_LAYER_NAMES if n != "auto")
+        raise ValueError(
+            f"reward layer 'auto' takes a coefficient ('auto:0.5') or arms separated by '/' ('auto:count/novelty/re3', "
+            f"arms from {names}), got auto:{arg}"
+        )
+    return AutoBonus(arms=arms)
+
+
 def _float_list(name: str, arg: str | None, most: int) -> list[float]:
     """``"5,0.05"`` → ``[5.0, 0.05]`` (at most ``most`` numbers; none gives the layer's defaults)."""
     if arg is None:
@@ -130,7 +150,7 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     ``"reciprocity"`` / ``"reciprocity:<base>"``, ``"inequity_aversion"`` / ``"inequity_aversion:α,β,smoothing"``,
     ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, ``"progress:<file.py>"`` (LLM progress function + count bonus), the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
     ``"impact"``, ``"learning_progress"``, ``"icm"``, ``"disagreement"``, ``"e3b"``, ``"re3"``, ``"empowerment"``,
-    ``"auto"`` with an optional ``:coef``) or a layer object (returned as is).
+    ``"auto"`` with an optional ``:coef``; ``"auto:count/novelty/re3"`` picks its arms) or a layer object (returned as is).
 
     A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so
     ``"loyalty:private+rnd"`` is ``loyalty(private) + rnd``."""

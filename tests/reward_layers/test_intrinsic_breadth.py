@@ -289,6 +289,16 @@ def test_names_and_the_intrinsic_experiment_accept_the_new_layers():
         parse_layers("none,private")
 
 
+def test_auto_names_its_arms_after_a_colon():
+    assert reward_layer("auto:count/novelty/re3") == AutoBonus(arms=("count", "novelty", "re3"))
+    assert reward_layer("0.5*auto:count/re3") == 0.5 * AutoBonus(arms=("count", "re3"))
+    assert reward_layer("auto:2") == AutoBonus(coef=2.0) and reward_layer("auto") == AutoBonus()
+    assert parse_layers("none,auto_fast=auto:count/novelty") == ["none", "auto_fast=auto:count/novelty"]
+    for bad in ("auto:count/", "auto:count/nothing", "auto:count/auto", "auto:private", "auto:1/count"):
+        with pytest.raises(ValueError, match="arms separated by '/'"):
+            reward_layer(bad)
+
+
 def test_bad_options_raise_value_error():
     bad = [
         (lambda: ICM(forward_weight=2.0), "forward_weight"),
