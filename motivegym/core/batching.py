@@ -31,6 +31,22 @@ def select_envs(done: Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree.map(lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - done.ndim)), a, b), on_true, on_false)
 
 
+@jax.custom_batching.custom_vmap
+def max_over_mapped_axes(x: Array) -> Array:
+    """``x`` itself; under ``vmap``, the maximum over every mapped axis, returned **unbatched**.
+
+    A ``lax.switch`` whose index is batched (an outer ``vmap`` over runs: seeds, layers) becomes a select that runs
+    every branch; an index taken through this function stays one number, so one branch runs (batched over the runs).
+    Use it where the highest branch is correct for every run whose own index is lower."""
+    return x
+
+
+@max_over_mapped_axes.def_vmap
+def _max_over_mapped_axes_rule(axis_size: int, in_batched: list[bool], x: Array) -> tuple[Array, bool]:
+    (batched,) = in_batched
+    return max_over_mapped_axes(jnp.max(x, axis=0) if batched else x), False
+
+
 def reset_finished(
     env: FunctionalEnv, params: Any, reset_keys: Array, done: Array, states: Any, views: tuple, view_fns: tuple[Callable, ...]
 ) -> tuple[Any, tuple]:
@@ -42,7 +58,8 @@ def reset_finished(
     fresh episodes are only built where needed: nothing when no env finished (fixed-horizon envs that
     end together: Harvest, Cleanup, most coopetition envs), only the finished envs when at most
     ``B // 64`` did (CrafterTeam's world generation costs ~25x its step), every env otherwise. Under an
-    outer ``vmap`` (sweeps over runs) the branches become selects and all of them run.
+    outer ``vmap`` (seeds, sweeps over runs) the branch is the highest any run needs (each branch is correct for
+    every run that needs a lower one; :func:`max_over_mapped_axes`), so it stays one branch, not a select of all.
     """
     batch = done.shape[0]
     slots = max(1, batch // 64)
@@ -60,7 +77,8 @@ def reset_finished(
 
     branches = [lambda _: (states, tuple(views)), lambda _: fresh_at(jnp.nonzero(done, size=slots, fill_value=batch)[0]), every_env]
     finished = jnp.sum(done)
-    return jax.lax.switch(jnp.where(finished == 0, 0, jnp.where(finished <= slots, 1, 2)), branches, None)
+    branch = jnp.where(finished == 0, 0, jnp.where(finished <= slots, 1, 2))
+    return jax.lax.switch(max_over_mapped_axes(branch), branches, None)
 
 
 def reset_where_done(

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 import motivegym
-from motivegym.core.batching import auto_reset_batch_step, batched_reset, random_actions, random_rollout, reset_finished
+from motivegym.core.batching import (
+    auto_reset_batch_step,
+    batched_reset,
+    max_over_mapped_axes,
+    random_actions,
+    random_rollout,
+    reset_finished,
+)
 
 
 def test_auto_reset_resets_only_finished_envs():
@@ -85,3 +92,32 @@ def test_reset_finished_under_an_outer_vmap_matches_each_batch_alone():
         alone = jax.jit(one)(reset_keys[r], done[r], jax.tree.map(lambda x, r=r: x[r], states), obs[r])
         for a, b in zip(jax.tree.leaves(alone), jax.tree.leaves(together)):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[r])
+
+
+def test_max_over_mapped_axes_is_the_identity_unmapped_and_the_maximum_over_every_mapped_axis():
+    x = jnp.array([[0, 2, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(max_over_mapped_axes(x), x)
+    np.testing.assert_array_equal(jax.vmap(max_over_mapped_axes)(x), [[1, 2, 1]] * 2)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(jax.vmap(max_over_mapped_axes)))(x), np.full((2, 3), 2))
+
+
+@pytest.mark.parametrize("vmapped", [False, True], ids=["one batch", "under an outer vmap over runs"])
+def test_reset_finished_builds_no_episode_when_no_env_finished(vmapped):
+    """Fresh episodes cost ~25x a step (CrafterTeam); an outer vmap over runs must not build them every step."""
+    base, params = motivegym.make_jax("Cleanup-v0")
+    resets = []
+
+    class CountedResets(type(base)):
+        def reset(self, key, params):
+            jax.debug.callback(lambda: resets.append(1))
+            return super().reset(key, params)
+
+    env, runs, batch = CountedResets(), 3, 8
+    states, obs = jax.vmap(lambda k: batched_reset(base, params, k, batch))(jax.random.split(jax.random.PRNGKey(0), runs))
+    reset_keys = jax.random.split(jax.random.PRNGKey(1), (runs, batch))
+    one = jax.jit(lambda k, d, s, o: reset_finished(env, params, k, d, s, (o,), (lambda s: env.observe(s, params),)))
+    run = jax.vmap(one) if vmapped else (lambda k, d, s, o: [one(k[r], d[r], jax.tree.map(lambda x, r=r: x[r], s), o[r]) for r in range(runs)])
+    jax.block_until_ready(run(reset_keys, jnp.zeros((runs, batch), bool), states, obs))
+    assert resets == []
+    jax.block_until_ready(run(reset_keys, jnp.zeros((runs, batch), bool).at[1, 2].set(True), states, obs))
+    assert resets  # the counter sees a reset when one is needed
