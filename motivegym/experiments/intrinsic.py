@@ -31,6 +31,7 @@ import csv
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,33 +127,44 @@ def achievement_labels(env, params, shape: tuple[int, ...]) -> list[str]:
     return [str(j) for j in range(int(np.prod(shape)))]
 
 
-def evaluate_runner(algo, runner: dict, key: jax.Array, episodes: int, policy: str, has_achievements: bool) -> dict:
-    """Payoff returns ``[episodes, n]`` and, with achievements, the flags ever set ``[episodes, …]`` (no auto-reset)."""
+def make_evaluator(algo, episodes: int, policy: str, has_achievements: bool) -> Callable[[dict, jax.Array], dict]:
+    """A jitted ``(runner, key) → {"payoff": [episodes, n], "achievements": [episodes, …]}``: ``episodes`` episodes of the
+    runner's policy (``greedy`` or ``sample``) from fresh resets, no auto-reset, each run until it ends. Episode ``e``
+    plays its step ``t`` with ``split(run_key_e, max_steps)[t]``; the loop stops once every episode has ended (a
+    Crafter episode that dies early does not cost ``max_steps`` steps)."""
     from motivegym.baselines.normalization import normalize
 
     env, params, cfg = algo.env, algo.env_params, algo.config
+    max_steps = int(params.max_steps)
 
-    def one_episode(episode_key):
+    def one_episode(runner, episode_key):
         reset_key, run_key = jax.random.split(episode_key)
         state, obs = env.reset(reset_key, params)
+        step_keys = jax.random.split(run_key, max_steps)
 
-        def body(carry, step_key):
-            state, obs, total, unlocked, alive = carry
-            action_key, env_key = jax.random.split(step_key)
+        def body(carry):
+            t, state, obs, total, unlocked, alive = carry
+            action_key, env_key = jax.random.split(step_keys[t])
             norm_obs = normalize(runner["obs_stats"], obs) if cfg.normalize_observations else obs
             output = algo.policy_output(runner["networks"], norm_obs)
             raw = algo.greedy(output) if policy == "greedy" else algo.sample(action_key, output)[0]
             state, obs, payoffs, done, info = env.step(env_key, state, algo.env_action(raw), params)
             if has_achievements:
                 unlocked = unlocked | (alive & info["achievements"].astype(bool))
-            return (state, obs, total + jnp.where(alive, payoffs, 0.0), unlocked, alive & ~done), None
+            return t + 1, state, obs, total + jnp.where(alive, payoffs, 0.0), unlocked, alive & ~done
 
         flags = jnp.zeros(achievement_shape(env, params) or (), bool)
-        init = (state, obs, jnp.zeros(algo.n_agents), flags, jnp.bool_(True))
-        (_, _, total, unlocked, _), _ = jax.lax.scan(body, init, jax.random.split(run_key, int(params.max_steps)))
+        init = (jnp.int32(0), state, obs, jnp.zeros(algo.n_agents), flags, jnp.bool_(True))
+        *_, total, unlocked, _ = jax.lax.while_loop(lambda carry: carry[-1] & (carry[0] < max_steps), body, init)
         return {"payoff": total, "achievements": unlocked}
 
-    return jax.vmap(one_episode)(jax.random.split(key, episodes))
+    return jax.jit(lambda runner, key: jax.vmap(one_episode, in_axes=(None, 0))(runner, jax.random.split(key, episodes)))
+
+
+def evaluate_runner(algo, runner: dict, key: jax.Array, episodes: int, policy: str, has_achievements: bool) -> dict:
+    """Payoff returns ``[episodes, n]`` and, with achievements, the flags ever set ``[episodes, …]`` (no auto-reset);
+    see :func:`make_evaluator`, which builds the function once for many runners."""
+    return make_evaluator(algo, episodes, policy, has_achievements)(runner, key)
 
 
 def chunk_sizes(num_updates: int, chunks: int = 10) -> list[int]:
@@ -256,9 +268,10 @@ def train_part(env, params, settings: dict, config, entry: str, seed_ids: list[i
     steps_per_update = config.num_envs * config.num_steps
     (learner, runners), curve = train_layer(env, params, reward, config, seed_ids, seed, intrinsic, bar)
     runs, curves, flags = [], [], []
+    evaluate = make_evaluator(learner, episodes, settings["eval_policy"], flags_shape is not None)
     for k, s in enumerate(seed_ids):
         runner = jax.tree.map(lambda x, k=k: x[k], runners)
-        result = evaluate_runner(learner, runner, jax.random.PRNGKey(seed + 1), episodes, settings["eval_policy"], flags_shape is not None)
+        result = evaluate(runner, jax.random.PRNGKey(seed + 1))
         payoff = np.asarray(result["payoff"])
         row = {"layer": layer_name, "reward": reward.name, "seed": s, "eval_welfare": float(payoff.sum(-1).mean())}
         row.update({f"eval_payoff_{i}": float(v) for i, v in enumerate(payoff.mean(0))})
