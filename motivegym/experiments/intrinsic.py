@@ -404,6 +404,7 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
         plot_achievements(team_rates, achievement_names, layers, out_dir / "achievements.png", title)
     comparison = compare_to_none(headline, metric) + (compare_to_none(welfare, "eval_welfare") if metric != "eval_welfare" else [])
     write_csv(out_dir / "comparison.csv", comparison)
+    (out_dir / "comparison.md").write_text(comparison_markdown(comparison) + "\n")
     return {"runs": runs, "summary": summary, "curves": curves, "comparison": comparison}
 
 
@@ -544,6 +545,36 @@ def intrinsic_cli(args: argparse.Namespace) -> int:
     print(format_comparison(result["comparison"]))
     print(f"trained {len(result['trained'])} part(s); tables and figures in {args.out}")
     return 0
+
+
+def comparison_markdown(rows: list[dict]) -> str:
+    """``comparison.csv`` as one Markdown table (what ``docs/intrinsic.md`` shows): per layer and metric the mean over
+    seeds with its 95% t interval, and the difference to ``none`` with its Welch 95% interval and verdict."""
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    by_layer: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_layer.setdefault(r["layer"], {})[r["metric"]] = r
+    decimals = {m: 1 if max(abs(float(r["mean"])) for r in rows if r["metric"] == m) >= 10 else 2 for m in metrics}
+
+    def number(value, metric: str, signed: bool = False) -> str:
+        return f"{float(value):{'+' if signed else ''}.{decimals[metric]}f}".replace("-", "\u2212")
+
+    header = ["layer", "seeds"]
+    for m in metrics:
+        header += [f"{m} (mean [95% CI])", "difference to none (Welch 95% CI)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for layer, by_metric in by_layer.items():
+        cells = [layer, str(next(iter(by_metric.values()))["seeds"])]
+        for m in metrics:
+            r = by_metric[m]
+            cells.append(f"{number(r['mean'], m)} [{number(r['ci95_low'], m)}, {number(r['ci95_high'], m)}]")
+            has_difference = r.get("verdict") not in (None, "")
+            cells.append(
+                f"{number(r['difference_to_none'], m, True)} [{number(r['difference_ci95_low'], m, True)}, "
+                f"{number(r['difference_ci95_high'], m, True)}], {r['verdict']}" if has_difference else ""
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def format_comparison(rows: list[dict]) -> str:

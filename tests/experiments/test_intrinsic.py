@@ -159,4 +159,7 @@ def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
     comparison = list(csv.DictReader(open(tmp_path / "comparison.csv")))
     assert [r["metric"] for r in comparison] == ["team_crafter_score"] * 2 + ["eval_welfare"] * 2
     assert comparison[1]["verdict"] in ("higher", "lower", "not distinguishable")
+    table = (tmp_path / "comparison.md").read_text().splitlines()  # the same rows as Markdown, for the docs
+    assert table[0].startswith("| layer | seeds | team_crafter_score (mean [95% CI])") and len(table) == 2 + 2
+    assert table[3].startswith("| count | 2 | ") and table[3].rstrip(" |").endswith(comparison[3]["verdict"])
     assert (tmp_path / "achievements.png").stat().st_size > 1000
