@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import motivegym
-from motivegym.baselines.normalization import running_stats
+from motivegym.baselines.normalization import normalize, running_stats
 from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
 from motivegym.cli import main
 from motivegym.experiments.intrinsic import (
@@ -139,6 +139,39 @@ def test_achievement_flags_are_ored_over_each_episode():
     networks["actor"][-1]["b"] = jnp.array([-8.0, 8.0])
     result = evaluate_runner(algo, runner, jax.random.PRNGKey(1), 3, "greedy", True)
     assert not np.asarray(result["achievements"]).any()
+
+
+def test_evaluation_stops_each_episode_at_its_end_and_plays_its_step_keys():
+    """Episodes that end at different steps: the evaluator's sums equal a plain loop over the whole horizon that
+    plays step ``t`` of episode ``e`` with ``split(run_key_e, max_steps)[t]`` and counts nothing after the end."""
+    base_env, params = motivegym.make_jax("TrustDilemma-v0", max_steps=8)
+
+    class EndsOnLargeInvestment(type(base_env)):
+        def step(self, key, state, actions, params):
+            state, obs, payoffs, done, info = super().step(key, state, actions, params)
+            return state, obs, payoffs, done | (actions.sum() > 60.0), {**info, "achievements": actions > 30.0}
+
+    env = EndsOnLargeInvestment()
+    algo = MultiAgentPPO(env, params, "private", PPOConfig(num_envs=2, num_steps=8, num_minibatches=1, hidden_sizes=(8,)))
+    runner = {"networks": algo.init_networks(jax.random.PRNGKey(0)), "obs_stats": running_stats((2, algo.obs_size))}
+    key, episodes = jax.random.PRNGKey(3), 6
+    result = evaluate_runner(algo, runner, key, episodes, "sample", True)
+    lengths = []
+    for e, episode_key in enumerate(jax.random.split(key, episodes)):
+        reset_key, run_key = jax.random.split(episode_key)
+        state, obs = env.reset(reset_key, params)
+        total, unlocked, alive, length = np.zeros(2), np.zeros(2, bool), True, 0
+        for step_key in jax.random.split(run_key, params.max_steps):
+            action_key, env_key = jax.random.split(step_key)
+            output = algo.policy_output(runner["networks"], normalize(runner["obs_stats"], obs))
+            state, obs, payoffs, done, info = env.step(env_key, state, algo.env_action(algo.sample(action_key, output)[0]), params)
+            if alive:
+                total, unlocked, length = total + np.asarray(payoffs), unlocked | np.asarray(info["achievements"]), length + 1
+            alive = alive and not bool(done)
+        np.testing.assert_allclose(np.asarray(result["payoff"])[e], total, rtol=1e-5)
+        np.testing.assert_array_equal(np.asarray(result["achievements"])[e], unlocked)
+        lengths.append(length)
+    assert len(set(lengths)) > 1 and min(lengths) < params.max_steps  # the episodes really end at different steps
 
 
 def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
