@@ -394,7 +394,7 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
             for e, episode in enumerate(seed_flags) for i, agent_flags in enumerate(episode)
         ]  # fmt: skip
         write_csv(out_dir / FLAGS_FILE, flag_rows)
-        score_run_dir(out_dir)
+        (out_dir / "achievements.md").write_text(achievements_markdown(score_run_dir(out_dir), layers) + "\n")
         team_rates = {
             layer: {s: 100.0 * np.asarray(f).any(axis=1).mean(axis=0) for p in parts if p["layer"] == layer for s, f in zip(p["seeds"], p["flags"])}
             for layer in layers
@@ -554,10 +554,9 @@ def comparison_markdown(rows: list[dict]) -> str:
     by_layer: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_layer.setdefault(r["layer"], {})[r["metric"]] = r
-    decimals = {m: 1 if max(abs(float(r["mean"])) for r in rows if r["metric"] == m) >= 10 else 2 for m in metrics}
 
     def number(value, metric: str, signed: bool = False) -> str:
-        return f"{float(value):{'+' if signed else ''}.{decimals[metric]}f}".replace("-", "\u2212")
+        return f"{float(value):{'+' if signed else ''}.2f}".replace("-", "\u2212")
 
     header = ["layer", "seeds"]
     for m in metrics:
@@ -574,6 +573,22 @@ def comparison_markdown(rows: list[dict]) -> str:
                 f"{number(r['difference_ci95_high'], m, True)}], {r['verdict']}" if has_difference else ""
             )
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def achievements_markdown(score_rows: list[dict], layers: list[str]) -> str:
+    """The team success rate (%, an episode counts when any agent unlocked it) of every achievement per layer, mean over
+    seeds with its 95% t interval, from ``crafter_score.csv``'s rows; the Crafter score is the first row."""
+    team = {(r["group"], r["metric"]): r for r in score_rows if r["unit"] == "team"}
+    metrics = list(dict.fromkeys(metric for _, metric in team))
+    lines = ["| achievement | " + " | ".join(layers) + " |", "|" + "---|" * (len(layers) + 1)]
+    for metric in metrics:
+        cells = []
+        for layer in layers:
+            r = team.get((layer, metric))
+            cells.append("" if r is None else f"{float(r['mean']):.1f} [{float(r['ci95_low']):.1f}, {float(r['ci95_high']):.1f}]".replace("-", "\u2212"))
+        name = "Crafter score" if metric == "score" else metric.removeprefix("rate_")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

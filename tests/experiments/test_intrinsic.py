@@ -196,3 +196,6 @@ def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
     assert table[0].startswith("| layer | seeds | team_crafter_score (mean [95% CI])") and len(table) == 2 + 2
     assert table[3].startswith("| count | 2 | ") and table[3].rstrip(" |").endswith(comparison[3]["verdict"])
     assert (tmp_path / "achievements.png").stat().st_size > 1000
+    rates = (tmp_path / "achievements.md").read_text().splitlines()  # team success rates with intervals, for the docs
+    assert rates[:2] == ["| achievement | none | count |", "|---|---|---|"] and rates[2].startswith("| Crafter score | ")
+    assert rates[3].startswith("| open_own_door | ") and rates[3].count("[") == 2 and len(rates) == 4
