@@ -547,6 +547,12 @@ def intrinsic_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+def interval_text(mean, low, high, decimals: int, signed: bool = False) -> str:
+    """``"mean [low, high]"`` with ``decimals`` decimals and a typographic minus (``+`` shown when ``signed``)."""
+    sign = "+" if signed else ""
+    return f"{float(mean):{sign}.{decimals}f} [{float(low):{sign}.{decimals}f}, {float(high):{sign}.{decimals}f}]".replace("-", "\u2212")
+
+
 def comparison_markdown(rows: list[dict]) -> str:
     """``comparison.csv`` as one Markdown table (what ``docs/intrinsic.md`` shows): per layer and metric the mean over
     seeds with its 95% t interval, and the difference to ``none`` with its Welch 95% interval and verdict."""
@@ -554,9 +560,6 @@ def comparison_markdown(rows: list[dict]) -> str:
     by_layer: dict[str, dict[str, dict]] = {}
     for r in rows:
         by_layer.setdefault(r["layer"], {})[r["metric"]] = r
-
-    def number(value, metric: str, signed: bool = False) -> str:
-        return f"{float(value):{'+' if signed else ''}.2f}".replace("-", "\u2212")
 
     header = ["layer", "seeds"]
     for m in metrics:
@@ -566,12 +569,10 @@ def comparison_markdown(rows: list[dict]) -> str:
         cells = [layer, str(next(iter(by_metric.values()))["seeds"])]
         for m in metrics:
             r = by_metric[m]
-            cells.append(f"{number(r['mean'], m)} [{number(r['ci95_low'], m)}, {number(r['ci95_high'], m)}]")
+            cells.append(interval_text(r["mean"], r["ci95_low"], r["ci95_high"], 2))
             has_difference = r.get("verdict") not in (None, "")
-            cells.append(
-                f"{number(r['difference_to_none'], m, True)} [{number(r['difference_ci95_low'], m, True)}, "
-                f"{number(r['difference_ci95_high'], m, True)}], {r['verdict']}" if has_difference else ""
-            )
+            difference = (r.get("difference_to_none"), r.get("difference_ci95_low"), r.get("difference_ci95_high"))
+            cells.append(f"{interval_text(*difference, 2, signed=True)}, {r['verdict']}" if has_difference else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -586,7 +587,7 @@ def achievements_markdown(score_rows: list[dict], layers: list[str]) -> str:
         cells = []
         for layer in layers:
             r = team.get((layer, metric))
-            cells.append("" if r is None else f"{float(r['mean']):.1f} [{float(r['ci95_low']):.1f}, {float(r['ci95_high']):.1f}]".replace("-", "\u2212"))
+            cells.append("" if r is None else interval_text(r["mean"], r["ci95_low"], r["ci95_high"], 1))
         name = "Crafter score" if metric == "score" else metric.removeprefix("rate_")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
