@@ -7,7 +7,8 @@ For each env and each entry of ``--layers`` it builds ``MultiAgentPPO`` on the r
 time excluded), and reports the best env-steps/s (one env step = all agents acting once, summed over the
 ``--num-envs`` parallel envs) and its ratio to ``none`` of the same env, measured in the same process. ``none`` is
 measured again after the last layer (``none (again)``) to show how much the machine's speed drifted during the
-run. The layers use their default options.
+run. The layers use their default options; a layer that learns a model trains per step, or once per PPO update on
+the rollout with the suffix ``@rollout`` (``--layers none,rnd,rnd@rollout``).
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per layer (the fastest is reported)")
     args = parser.parse_args()
     layers = [name.strip() for name in args.layers.split(",") if name.strip()]
-    unknown = [name for name in layers if name != NO_LAYER and name not in INTRINSIC_LAYER_NAMES]
+    unknown = [name for name in layers if name != NO_LAYER and name.partition("@")[0].partition(":")[0] not in INTRINSIC_LAYER_NAMES]
     if unknown:
-        raise SystemExit(f"unknown layers {unknown}; choose from none, {', '.join(INTRINSIC_LAYER_NAMES)}")
+        raise SystemExit(f"unknown layers {unknown}; choose from none, {', '.join(INTRINSIC_LAYER_NAMES)} (a model-learning one may end in @rollout)")
     layers = [NO_LAYER] + [name for name in layers if name != NO_LAYER] + [NO_LAYER]  # the baseline first and last
     print(
         f"jax {jax.__version__} on {jax.default_backend()}; {args.steps} env-steps per run, {args.num_envs} envs × "

@@ -35,6 +35,7 @@ from motivegym.core.batching import reset_finished, reset_where_done, split_step
 from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.core.pytree import pytree_dataclass
 from motivegym.reward_layers import LayerSpec, RewardLayer
+from motivegym.reward_layers.base import refuse_rollout_fitting
 
 Array = jax.Array
 
@@ -57,6 +58,7 @@ class RewardedEnv:
     """
 
     def __init__(self, env: FunctionalEnv, layer: RewardLayer, autoreset: bool = False):
+        refuse_rollout_fitting(layer, "RewardedEnv")
         self.env = env
         self.layer = layer
         self.autoreset = bool(autoreset)

@@ -35,6 +35,7 @@ from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.core.packing import HostUnpacker, TreePacker
 from motivegym.core.registry import get_spec
 from motivegym.reward_layers import LayerSpec, RewardLayer, reward_layer
+from motivegym.reward_layers.base import refuse_rollout_fitting
 
 ADAPTER_ARGUMENTS = ("reward", "render_mode")
 
@@ -113,6 +114,7 @@ def build_env(env_id: str, reward: str | RewardLayer | None, env_kwargs: dict[st
         raise ValueError(f"reward must be a layer name, a RewardLayer or None, got {reward!r}")
     params = env.default_params(**env_kwargs)
     layer = reward_layer(spec.default_reward if reward is None else reward)
+    refuse_rollout_fitting(layer, f"the {spec.gymnasium_id} adapter")
     return spec, env, params, layer
 
 

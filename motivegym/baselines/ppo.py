@@ -198,6 +198,7 @@ class MultiAgentPPO:
         batched_reset = jax.vmap(env.reset, in_axes=(0, None))
         batched_step = self.env_step
         batched_layer = jax.vmap(self.layer.apply)
+        fits_layer = self.layer.fits_on_rollouts()  # a layer model trained on whole rollouts (train_on="rollout")
 
         def init(key: Array, reward_index: Array) -> dict:
             key, net_key, env_key, layer_key = jax.random.split(key, 4)
@@ -205,9 +206,9 @@ class MultiAgentPPO:
             opt_state = optimizer.init(networks)
             env_states, obs = batched_reset(jax.random.split(env_key, num_envs), params)
             global_states = jax.vmap(env.global_state, in_axes=(0, None))(env_states, params)
-            layer_states = jax.vmap(lambda k: LayerChoice.with_index(self.layer.init(k, layer_spec), reward_index))(
-                jax.random.split(layer_key, num_envs)
-            )
+            # a model fitted on rollouts is one per run: every env's copy starts from the same key
+            layer_keys = jnp.stack([layer_key] * num_envs) if fits_layer else jax.random.split(layer_key, num_envs)
+            layer_states = jax.vmap(lambda k: LayerChoice.with_index(self.layer.init(k, layer_spec), reward_index))(layer_keys)
             runner = {
                 "networks": networks,
                 "opt_state": opt_state,
@@ -257,6 +258,8 @@ class MultiAgentPPO:
                 "components": components,
                 **finished,
             }
+            if fits_layer:
+                record["layer_transition"] = dataclasses.replace(transition, info={})
             runner = {
                 **runner,
                 "env_states": env_states,
@@ -326,6 +329,10 @@ class MultiAgentPPO:
 
                 return jax.lax.scan(minibatch, (networks, opt_state), shuffled)
 
+            if fits_layer:
+                key, fit_key = jax.random.split(runner["key"])
+                fitted = self.layer.fit_rollout(runner["layer_states"], records["layer_transition"], fit_key)
+                runner = {**runner, "layer_states": fitted, "key": key}
             key, epochs_key = jax.random.split(runner["key"])
             (networks, opt_state), losses = jax.lax.scan(
                 epoch, (runner["networks"], runner["opt_state"]), jax.random.split(epochs_key, cfg.update_epochs)

@@ -44,6 +44,7 @@ from motivegym.core.env import FunctionalEnv, Transition
 from motivegym.core.errors import check_names
 from motivegym.core.pytree import pytree_dataclass
 from motivegym.reward_layers import LayerChoice, LayerSpec, RewardLayer, reward_layer
+from motivegym.reward_layers.base import refuse_rollout_fitting
 
 Array = jax.Array
 
@@ -259,6 +260,7 @@ class MultiAgentQLearning:
         self.env, self.env_params, self.config = env, env_params, config
         layers = rewards if isinstance(rewards, tuple) else (rewards,)
         self.layer = LayerChoice(tuple(reward_layer(layer) for layer in layers))
+        refuse_rollout_fitting(self.layer, config.algorithm.upper())
         self.n_agents = env.n_agents(env_params)
         self.obs_size = env.observation_size(env_params)
         self.state_size = env.global_state_size(env_params)

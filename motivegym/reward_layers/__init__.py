@@ -8,6 +8,7 @@ from collections.abc import Callable
 from motivegym.reward_layers.base import LayerChoice, LayerSpec, RewardLayer, WeightedSum
 from motivegym.reward_layers.intrinsic import (
     RND,
+    TRAINED_LAYERS,
     CountBonus,
     EpisodicNovelty,
     ImpactBonus,
@@ -150,7 +151,9 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     ``"reciprocity"`` / ``"reciprocity:<base>"``, ``"inequity_aversion"`` / ``"inequity_aversion:α,β,smoothing"``,
     ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, ``"progress:<file.py>"`` (LLM progress function + count bonus), the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
     ``"impact"``, ``"learning_progress"``, ``"icm"``, ``"disagreement"``, ``"e3b"``, ``"re3"``, ``"empowerment"``,
-    ``"auto"`` with an optional ``:coef``; ``"auto:count/novelty/re3"`` picks its arms) or a layer object (returned as is).
+    ``"auto"`` with an optional ``:coef``; ``"auto:count/novelty/re3"`` picks its arms; a layer that learns a model
+trains per step, or on the learner's rollouts with the suffix ``@rollout``: ``"rnd@rollout"``, ``"icm:0.5@rollout"``)
+or a layer object (returned as is).
 
     A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so
     ``"loyalty:private+rnd"`` is ``loyalty(private) + rnd``."""
@@ -180,13 +183,28 @@ def _weighted_term(term: str, spec: str) -> WeightedSum:
     return WeightedSum(((value, _named_layer(rest)),))
 
 
+#: ``<layer>@rollout`` / ``<layer>@step``: when an intrinsic layer's model trains (``IntrinsicLayer.train_on``)
+TRAIN_ON_SUFFIXES = ("@rollout", "@step")
+
+
 def _named_layer(spec: str) -> RewardLayer:
-    name, _, arg = spec.strip().partition(":")
+    spec = spec.strip()
+    train_on = next((suffix for suffix in TRAIN_ON_SUFFIXES if spec.endswith(suffix)), None)
+    if train_on:
+        spec = spec[: -len(train_on)]
+    name, _, arg = spec.partition(":")
     if name not in LAYER_FACTORIES:
         from motivegym.core.errors import unknown_names_error
 
         raise unknown_names_error("reward layer", [name], LAYER_FACTORIES, "reward")
-    return LAYER_FACTORIES[name](arg or None)
+    layer = LAYER_FACTORIES[name](arg or None)
+    if train_on is None:
+        return layer
+    if not isinstance(layer, IntrinsicLayer):
+        raise ValueError(f"reward layer {spec!r}{train_on}: only intrinsic layers take '@rollout' / '@step' (when their model trains)")
+    import dataclasses
+
+    return dataclasses.replace(layer, train_on=train_on[1:])
 
 
 __all__ = [
@@ -205,6 +223,7 @@ __all__ = [
     "inequity_aversion",
     "svo",
     "IntrinsicLayer",
+    "TRAINED_LAYERS",
     "CountBonus",
     "RND",
     "EpisodicNovelty",

@@ -48,6 +48,15 @@ class RewardLayer:
     def apply(self, state: Any, transition: Transition) -> tuple[Any, Array, dict[str, Array]]:  # pragma: no cover
         raise NotImplementedError
 
+    def fits_on_rollouts(self) -> bool:
+        """Whether a learner must call :meth:`fit_rollout` after each rollout (a model trained with
+        ``train_on="rollout"``; see :mod:`~motivegym.reward_layers.intrinsic`)."""
+        return False
+
+    def fit_rollout(self, states: Any, transitions: Transition, key: Array) -> Any:
+        """Train on a rollout: ``states`` with a leading env axis ``[E]``, ``transitions`` with ``[T, E]``."""
+        return states
+
     def __add__(self, other: RewardLayer) -> WeightedSum:
         return WeightedSum.of(self) + WeightedSum.of(other)
 
@@ -88,6 +97,13 @@ class WeightedSum(RewardLayer):
         keys = jax.random.split(key, len(self.terms))
         return tuple(layer.init(k, spec) for k, (_, layer) in zip(keys, self.terms))
 
+    def fits_on_rollouts(self) -> bool:
+        return any(layer.fits_on_rollouts() for _, layer in self.terms)
+
+    def fit_rollout(self, states, transitions, key):
+        keys = jax.random.split(key, len(self.terms))
+        return tuple(layer.fit_rollout(s, transitions, k) for (_, layer), s, k in zip(self.terms, states, keys))
+
     def term_names(self) -> list[str]:
         """Each term's layer name, suffixed ``#k`` when a name repeats."""
         names = [layer.name for _, layer in self.terms]
@@ -126,6 +142,14 @@ class LayerChoice(RewardLayer):
     def with_index(state: Any, index: Any) -> Any:
         return {**state, "index": jnp.asarray(index, jnp.int32)}
 
+    def fits_on_rollouts(self) -> bool:
+        return any(layer.fits_on_rollouts() for layer in self.layers)
+
+    def fit_rollout(self, states, transitions, key):
+        keys = jax.random.split(key, len(self.layers))
+        fitted = tuple(layer.fit_rollout(s, transitions, k) for layer, s, k in zip(self.layers, states["states"], keys))
+        return {**states, "states": fitted}
+
     def apply(self, state, transition):
         results = [layer.apply(s, transition) for layer, s in zip(self.layers, state["states"])]
         rewards = jnp.stack([r for _, r, _ in results])[state["index"]]
@@ -136,3 +160,14 @@ class LayerChoice(RewardLayer):
         for label, (_, _, parts) in zip(labels, results):  # every candidate's terms, for logging
             components.update({f"{label}.{key}": value for key, value in parts.items()})
         return new_state, rewards, components
+
+
+def refuse_rollout_fitting(layer: RewardLayer, user: str) -> None:
+    """``ValueError`` when ``layer`` needs :meth:`RewardLayer.fit_rollout`, which ``user`` (an adapter or a
+    learner without rollouts) never calls: its model would never train."""
+    if layer.fits_on_rollouts():
+        raise ValueError(
+            f"{user} applies reward layers step by step and never fits a layer's model on rollouts, but {layer.name!r} "
+            "trains on rollouts (train_on='rollout', '@rollout'): train it with MultiAgentPPO (ippo/mappo), or per "
+            "step (drop '@rollout')"
+        )

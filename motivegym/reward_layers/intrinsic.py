@@ -5,7 +5,19 @@ Each layer mirrors RLeXplore's watch / compute / update split as three pure func
 
 * ``observe(core, transition) -> core``: record what was seen (counts, observation statistics);
 * ``compute(core, transition) -> b [n]``: the raw bonus of the transition's next observation ``s'``;
-* ``update(core, transition) -> core``: train the layer's own model, write and reset episodic memory.
+* ``update(core, transition) -> core``: write and reset episodic memory, advance bandits.
+
+A layer that learns a model (``rnd``, ``learning_progress``, ``icm``, ``disagreement``, ``e3b``,
+``empowerment``) also names it (``trained_model`` / ``with_trained_model``) and its per-agent loss
+(``model_losses``), and ``train_on`` says when the driver takes its Adam steps:
+
+* ``"step"`` (the default; works everywhere, Gymnasium and PettingZoo included): one Adam step per apply on
+  the transition just seen, inside the env step;
+* ``"rollout"`` (RLeXplore's way, Burda et al. 2019): the env step only reads the model; a learner that
+  collects rollouts (``MultiAgentPPO``) calls :meth:`~motivegym.reward_layers.base.RewardLayer.fit_rollout`
+  after each rollout, which takes ``fit_epochs`` passes of ``fit_minibatches`` Adam steps over the whole
+  ``[steps, envs]`` batch on **one model per run**, written back to every env's copy. The copies start equal
+  (the learner initialises every env's layer from one key). Learners without rollouts refuse such a layer.
 
 The reward is ``r_t = c_t · b_t / σ_t`` where
 
@@ -151,12 +163,20 @@ class IntrinsicLayer(RewardLayer):
     normalize: bool = False
     gamma: float = 0.99
     shared: bool = False
+    train_on: str = "step"
+    fit_epochs: int = 1
+    fit_minibatches: int = 4
 
     def __post_init__(self):
         own = {name: spec for cls in reversed(type(self).__mro__) for name, spec in LAYER_ARGUMENTS.get(cls.__name__, {}).items()}
         check_arguments(self.name, vars(self), SCHEDULE_ARGUMENTS | own)
         if self.decay < 1.0 and self.linear_decay_steps:
             raise ValueError(f"{self.name}: choose one schedule, exponential decay or linear_decay_steps, not both")
+        self.check_train_on()
+
+    def check_train_on(self) -> None:
+        if self.train_on == "rollout" and not self.trains_a_model():
+            raise ValueError(f"{self.name}: train_on='rollout' is for layers that learn a model ({', '.join(TRAINED_LAYERS)}); this one has none")
 
     # --- subclass interface ---
     def init_core(self, key: Array, spec: LayerSpec) -> Any:  # pragma: no cover - interface
@@ -170,6 +190,69 @@ class IntrinsicLayer(RewardLayer):
 
     def update(self, core: Any, transition: Transition) -> Any:
         return core
+
+    # --- the learned model, for layers that have one ---
+    def trains_a_model(self) -> bool:
+        return False
+
+    def trained_model(self, core: Any) -> tuple[Any, Any]:  # pragma: no cover - interface
+        """``(parameters, Adam state)`` of the learned model in ``core``."""
+        raise NotImplementedError
+
+    def with_trained_model(self, core: Any, params: Any, opt_state: Any) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def model_losses(self, core: Any, params: Any, transition: Transition) -> Array:  # pragma: no cover - interface
+        """Per-agent losses ``[n]`` of one transition under ``params`` (each agent under its row's model)."""
+        raise NotImplementedError
+
+    def fits_on_rollouts(self) -> bool:
+        return self.train_on == "rollout"
+
+    def fit_rollout(self, states: dict, transitions: Transition, key: Array) -> dict:
+        """Adam steps on ``mean_{t,e} Σ_rows mean_{i∈row} L_i`` over a rollout: ``states`` have a leading env axis
+        ``[E]``, ``transitions`` leading ``[T, E]``; env ``e``'s samples are scored with env ``e``'s core (its
+        observation moments), the parameters and Adam state of env 0 are trained and copied to every env.
+        ``fit_epochs`` passes, each over ``fit_minibatches`` random groups of the ``T`` steps (``T`` must divide)."""
+        if not self.fits_on_rollouts():
+            return states
+        steps = transitions.next_obs.shape[0]
+        if steps % self.fit_minibatches:
+            raise ValueError(f"{self.name}: fit_minibatches={self.fit_minibatches} must divide the rollout length {steps}")
+        transitions = as_float_observations(transitions)
+        cores = states["core"]
+        params, opt_state = jax.tree.map(lambda x: x[0], self.trained_model(cores))
+        optimizer = optax.adam(self.learning_rate)  # type: ignore[attr-defined]
+
+        def loss(p, batch):
+            def one_env(core, env_steps):
+                agent_losses = jax.vmap(lambda tr: self.model_losses(core, p, tr))(env_steps)  # [t, n]
+                return jax.vmap(lambda losses: jnp.sum(row_mean(losses, self.shared)))(agent_losses)
+
+            return jnp.mean(jax.vmap(one_env, in_axes=(0, 1))(cores, batch))
+
+        def minibatch(carry, batch):
+            p, o = carry
+            updates, o = optimizer.update(jax.grad(loss)(p, batch), o, p)
+            return (optax.apply_updates(p, updates), o), None
+
+        def epoch(carry, epoch_key):
+            order = jax.random.permutation(epoch_key, steps).reshape(self.fit_minibatches, -1)
+            batches = jax.tree.map(lambda x: x[order], transitions)
+            return jax.lax.scan(minibatch, carry, batches)[0], None
+
+        (params, opt_state), _ = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, self.fit_epochs))
+        envs = jax.tree.leaves(cores)[0].shape[0]
+        copies = jax.tree.map(lambda x: jnp.broadcast_to(x, (envs,) + x.shape), (params, opt_state))
+        return {**states, "core": jax.vmap(self.with_trained_model)(cores, *copies)}
+
+    def step_model(self, core: Any, transition: Transition) -> Any:
+        """One Adam step (:func:`row_adam_step`) on this transition's per-agent model losses."""
+        params, opt_state = self.trained_model(core)
+        params, opt_state = row_adam_step(
+            params, opt_state, lambda p: self.model_losses(core, p, transition), self.shared, self.learning_rate  # type: ignore[attr-defined]
+        )
+        return self.with_trained_model(core, params, opt_state)
 
     # --- driver ---
     def rows(self, n_agents: int) -> int:
@@ -201,6 +284,8 @@ class IntrinsicLayer(RewardLayer):
         core = self.observe(state["core"], transition)
         bonus = self.compute(core, transition)
         core = self.update(core, transition)
+        if self.trains_a_model() and self.train_on == "step":
+            core = self.step_model(core, transition)
         intrinsic_return = self.gamma * state["intrinsic_return"] + bonus
         return_moments = merge_moments(state["return_moments"], pooled(intrinsic_return, self.shared))
         if self.normalize:
@@ -306,15 +391,6 @@ def row_adam_step(params: Any, opt_state: Any, agent_losses: Any, shared: bool, 
     return optax.apply_updates(params, updates), opt_state
 
 
-def rnd_train_step(rnd: dict, inputs: Array, rows: Array, shared: bool, learning_rate: float) -> dict:
-    """One Adam step (:func:`row_adam_step`) on ``Σ_rows mean_{i ∈ row} ‖f(x_i) − f̂_row(x_i)‖²``."""
-    target = jax.lax.stop_gradient(rnd["target"])
-    predictor, opt_state = row_adam_step(
-        rnd["predictor"], rnd["opt_state"], lambda p: rnd_errors(p, target, inputs, rows), shared, learning_rate
-    )
-    return {**rnd, "predictor": predictor, "opt_state": opt_state}
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RND(IntrinsicLayer):
     """Random network distillation ``b = ‖f(x') − f̂(x')‖²`` (Burda et al. 2019, §2.2).
@@ -343,12 +419,20 @@ class RND(IntrinsicLayer):
         return {**core, "obs_moments": merge_moments(core["obs_moments"], pooled(transition.next_obs, self.shared))}
 
     def compute(self, core, transition):
-        inputs, rows = self._inputs(core, transition)
-        return rnd_errors(core["predictor"], core["target"], inputs, rows)
+        return self.model_losses(core, core["predictor"], transition)
 
-    def update(self, core, transition):
+    def trains_a_model(self):
+        return True
+
+    def trained_model(self, core):
+        return core["predictor"], core["opt_state"]
+
+    def with_trained_model(self, core, params, opt_state):
+        return {**core, "predictor": params, "opt_state": opt_state}
+
+    def model_losses(self, core, params, transition):
         inputs, rows = self._inputs(core, transition)
-        return rnd_train_step(core, inputs, rows, self.shared, self.learning_rate)
+        return rnd_errors(params, jax.lax.stop_gradient(core["target"]), inputs, rows)
 
 
 # ----- 3. episodic novelty (NGU) -----
@@ -550,9 +634,18 @@ class LearningProgress(IntrinsicLayer):
         slow = core["slow"] / (1.0 - (1.0 - self.slow_rate) ** t)
         return jnp.abs(fast - slow)[rows]
 
-    def update(self, core, transition):
+    def trains_a_model(self):
+        return True
+
+    def trained_model(self, core):
+        return core["rnd"]["predictor"], core["rnd"]["opt_state"]
+
+    def with_trained_model(self, core, params, opt_state):
+        return {**core, "rnd": {**core["rnd"], "predictor": params, "opt_state": opt_state}}
+
+    def model_losses(self, core, params, transition):
         inputs, rows = self._inputs(core, transition)
-        return {**core, "rnd": rnd_train_step(core["rnd"], inputs, rows, self.shared, self.learning_rate)}
+        return rnd_errors(params, jax.lax.stop_gradient(core["rnd"]["target"]), inputs, rows)
 
 
 # ----- argument ranges (checked by IntrinsicLayer.__post_init__) -----
@@ -564,7 +657,12 @@ SCHEDULE_ARGUMENTS = {
     "normalize": flag(),
     "gamma": real(0.0, 1.0, high_open=True),
     "shared": flag(),
+    "train_on": choice("step", "rollout"),
+    "fit_epochs": integer(1),
+    "fit_minibatches": integer(1),
 }
+#: the layers that learn a model (``train_on`` chooses when it trains)
+TRAINED_LAYERS = ("rnd", "learning_progress", "icm", "disagreement", "e3b", "empowerment")
 HASH_ARGUMENTS = {"bits": integer(1, 32), "table_bits": integer(1, 24, note="a table of 2^table_bits counts")}
 NETWORK_ARGUMENTS = {
     "hidden": integer(1),

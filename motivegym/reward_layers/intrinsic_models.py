@@ -2,7 +2,8 @@
 
 Every layer here is an :class:`~motivegym.reward_layers.intrinsic.IntrinsicLayer`: the same schedule ``c_t``,
 optional return normalisation, ``shared`` rows and ``totals`` (see that module's docstring); models are small
-MLPs, one per statistics row, trained online by one Adam step per apply (:func:`.intrinsic.row_adam_step`).
+MLPs, one per statistics row, trained online by one Adam step per apply (:func:`.intrinsic.row_adam_step`), or
+with ``train_on="rollout"`` on whole rollouts by the learner (:meth:`.intrinsic.IntrinsicLayer.fit_rollout`).
 
 Layers: :class:`ICM` (Pathak et al. 2017), :class:`Disagreement` (Pathak et al. 2019), :class:`E3B` (Henaff et al.
 2022), :class:`RE3` (Seo et al. 2021), :class:`Empowerment` (one-step, Mohamed & Rezende 2015 / Klyubin et al.
@@ -41,7 +42,6 @@ from motivegym.reward_layers.intrinsic import (
     mlp_init,
     random_projection,
     ring_write,
-    row_adam_step,
     row_mean,
 )
 
@@ -151,15 +151,19 @@ class ICM(IntrinsicLayer):
         rows = agent_rows(transition.next_obs.shape[0], self.shared)
         return self._losses(core["model"], transition, rows)[1]
 
-    def update(self, core, transition):
-        rows = agent_rows(transition.next_obs.shape[0], self.shared)
+    def trains_a_model(self):
+        return True
 
-        def agent_losses(model):
-            inverse, forward = self._losses(model, transition, rows)
-            return (1.0 - self.forward_weight) * inverse + self.forward_weight * forward
+    def trained_model(self, core):
+        return core["model"], core["opt_state"]
 
-        model, opt_state = row_adam_step(core["model"], core["opt_state"], agent_losses, self.shared, self.learning_rate)
-        return {"model": model, "opt_state": opt_state}
+    def with_trained_model(self, core, params, opt_state):
+        return {**core, "model": params, "opt_state": opt_state}
+
+    def model_losses(self, core, params, transition):
+        """``(1 − β) L_I + β L_F`` per agent."""
+        inverse, forward = self._losses(params, transition, agent_rows(transition.next_obs.shape[0], self.shared))
+        return (1.0 - self.forward_weight) * inverse + self.forward_weight * forward
 
 
 # ----- 7. disagreement -----
@@ -207,15 +211,19 @@ class Disagreement(IntrinsicLayer):
         members, _ = self._predictions(core["models"], core, transition, rows)
         return jnp.sum(jnp.var(members, axis=1), axis=-1)
 
-    def update(self, core, transition):
-        rows = agent_rows(transition.next_obs.shape[0], self.shared)
+    def trains_a_model(self):
+        return True
 
-        def agent_losses(models):
-            members, target = self._predictions(models, core, transition, rows)
-            return jnp.mean(0.5 * jnp.sum((members - target[:, None]) ** 2, axis=-1), axis=-1)
+    def trained_model(self, core):
+        return core["models"], core["opt_state"]
 
-        models, opt_state = row_adam_step(core["models"], core["opt_state"], agent_losses, self.shared, self.learning_rate)
-        return {**core, "models": models, "opt_state": opt_state}
+    def with_trained_model(self, core, params, opt_state):
+        return {**core, "models": params, "opt_state": opt_state}
+
+    def model_losses(self, core, params, transition):
+        """``mean_k ½‖f_k − φ(s')‖²`` per agent."""
+        members, target = self._predictions(params, core, transition, agent_rows(transition.next_obs.shape[0], self.shared))
+        return jnp.mean(0.5 * jnp.sum((members - target[:, None]) ** 2, axis=-1), axis=-1)
 
 
 # ----- 8. E3B -----
@@ -276,20 +284,26 @@ class E3B(IntrinsicLayer):
 
         inverse, _ = jax.lax.scan(add, core["inverse_covariance"], (rows, phi))
         inverse = jnp.where(episode_ended(transition), self._initial_inverse(), inverse)
-        core = {**core, "inverse_covariance": inverse}
-        if "projection" in core:
-            return core
-        width = core["model"]["inverse"][-1]["w"].shape[-1]
-        action, discrete = action_features(self.name, transition.actions, n, width)
+        return {**core, "inverse_covariance": inverse}
 
-        def agent_losses(model):
-            def agent(m, obs, next_obs, u):
-                return inverse_dynamics_loss(m, mlp_apply(m["embed"], obs), mlp_apply(m["embed"], next_obs), u, discrete)
+    def trains_a_model(self):
+        return self.embedding == "inverse_dynamics"
 
-            return jax.vmap(agent)(gather_rows(model, rows), transition.obs, transition.next_obs, action)
+    def trained_model(self, core):
+        return core["model"], core["opt_state"]
 
-        model, opt_state = row_adam_step(core["model"], core["opt_state"], agent_losses, self.shared, self.learning_rate)
-        return {**core, "model": model, "opt_state": opt_state}
+    def with_trained_model(self, core, params, opt_state):
+        return {**core, "model": params, "opt_state": opt_state}
+
+    def model_losses(self, core, params, transition):
+        """The inverse-dynamics loss ``L_I`` per agent."""
+        n = transition.next_obs.shape[0]
+        action, discrete = action_features(self.name, transition.actions, n, params["inverse"][-1]["w"].shape[-1])
+
+        def agent(m, obs, next_obs, u):
+            return inverse_dynamics_loss(m, mlp_apply(m["embed"], obs), mlp_apply(m["embed"], next_obs), u, discrete)
+
+        return jax.vmap(agent)(gather_rows(params, agent_rows(n, self.shared)), transition.obs, transition.next_obs, action)
 
 
 # ----- 9. RE3 -----
@@ -400,19 +414,22 @@ class Empowerment(IntrinsicLayer):
 
         return jax.vmap(agent)(gather_rows(core["model"], rows), phi)
 
-    def update(self, core, transition):
+    def trains_a_model(self):
+        return True
+
+    def trained_model(self, core):
+        return core["model"], core["opt_state"]
+
+    def with_trained_model(self, core, params, opt_state):
+        return {**core, "model": params, "opt_state": opt_state}
+
+    def model_losses(self, core, params, transition):
+        """``½‖f(φ(s), e_a) − φ(s')‖²`` per agent."""
         n = transition.next_obs.shape[0]
-        rows = agent_rows(n, self.shared)
         action, _ = action_features(self.name, transition.actions, n, self._width(core))
         inputs = jnp.concatenate([transition.obs @ core["projection"], action], axis=-1)
-        target = transition.next_obs @ core["projection"]
-
-        def agent_losses(model):
-            predicted = jax.vmap(mlp_apply)(gather_rows(model, rows), inputs)
-            return 0.5 * jnp.sum((predicted - target) ** 2, axis=-1)
-
-        model, opt_state = row_adam_step(core["model"], core["opt_state"], agent_losses, self.shared, self.learning_rate)
-        return {**core, "model": model, "opt_state": opt_state}
+        predicted = jax.vmap(mlp_apply)(gather_rows(params, agent_rows(n, self.shared)), inputs)
+        return 0.5 * jnp.sum((predicted - transition.next_obs @ core["projection"]) ** 2, axis=-1)
 
 
 # ----- 11. automatic selection (AIRS-style) -----
@@ -457,7 +474,6 @@ class AutoBonus(IntrinsicLayer):
     name: str = "auto"
 
     def __post_init__(self):
-        super().__post_init__()
         arms = self.arms
         if isinstance(arms, str) or not isinstance(arms, tuple) or not arms:
             raise ValueError(f"{self.name}: arms must be a non-empty tuple of intrinsic layer names, got {arms!r}")
@@ -466,10 +482,26 @@ class AutoBonus(IntrinsicLayer):
             raise ValueError(f"{self.name}: unknown arm(s) {unknown}; choose from {sorted(INTRINSIC_LAYER_CLASSES)}")
         if len(set(arms)) != len(arms):
             raise ValueError(f"{self.name}: an arm is listed twice in {arms!r}")
+        super().__post_init__()  # after the arms are known: it checks train_on against them
+
+    def check_train_on(self) -> None:
+        if self.train_on == "rollout" and not any(arm.trains_a_model() for arm in self.arm_layers):
+            raise ValueError(f"{self.name}: train_on='rollout' needs an arm that learns a model; {'/'.join(self.arms)} have none")
 
     @property
     def arm_layers(self) -> tuple[IntrinsicLayer, ...]:
-        return tuple(INTRINSIC_LAYER_CLASSES[a](shared=self.shared) for a in self.arms)
+        """The arms with default options, this layer's ``shared``, and its ``train_on`` where the arm learns a model."""
+        arms = tuple(INTRINSIC_LAYER_CLASSES[a](shared=self.shared) for a in self.arms)
+        if self.train_on == "step":
+            return arms
+        fit = {"train_on": self.train_on, "fit_epochs": self.fit_epochs, "fit_minibatches": self.fit_minibatches}
+        return tuple(dataclasses.replace(arm, **fit) if arm.trains_a_model() else arm for arm in arms)
+
+    def fit_rollout(self, states, transitions, key):
+        """Every arm that trains on rollouts fits its model (:meth:`IntrinsicLayer.fit_rollout`)."""
+        keys = jax.random.split(key, len(self.arms))
+        arms = tuple(arm.fit_rollout(s, transitions, k) for arm, s, k in zip(self.arm_layers, states["core"]["arms"], keys))
+        return {**states, "core": {**states["core"], "arms": arms}}
 
     def init_core(self, key, spec):
         rows, k = self.rows(spec.n_agents), len(self.arms)

@@ -44,18 +44,31 @@ def info_term(transition: Transition, key: str, layer: str, envs: str) -> jnp.nd
     return transition.info[key].astype(jnp.float32)
 
 
-@dataclasses.dataclass(frozen=True)
-class Loyalty(RewardLayer):
-    """``r_i = base_i + L_i`` (TR-3 loyalty motive; ``L`` = ``info["loyalty_modifier"]``)."""
+class MotiveOnBase(RewardLayer):
+    """A motive layer around a ``base`` layer: the state, initialisation and rollout fitting are the base's."""
 
-    base: RewardLayer = Private()
-    name: str = "loyalty"
+    base: RewardLayer
+    name: str
 
     def __post_init__(self):
         check_base(self.name, self.base)
 
     def init(self, key, spec: LayerSpec):
         return self.base.init(key, spec)
+
+    def fits_on_rollouts(self) -> bool:
+        return self.base.fits_on_rollouts()
+
+    def fit_rollout(self, states, transitions, key):
+        return self.base.fit_rollout(states, transitions, key)
+
+
+@dataclasses.dataclass(frozen=True)
+class Loyalty(MotiveOnBase):
+    """``r_i = base_i + L_i`` (TR-3 loyalty motive; ``L`` = ``info["loyalty_modifier"]``)."""
+
+    base: RewardLayer = Private()
+    name: str = "loyalty"
 
     def apply(self, state, transition):
         state, base_rewards, parts = self.base.apply(state, transition)
@@ -66,17 +79,11 @@ class Loyalty(RewardLayer):
 
 
 @dataclasses.dataclass(frozen=True)
-class Reciprocity(RewardLayer):
+class Reciprocity(MotiveOnBase):
     """``r_i = m_i · base_i`` (TR-4 Eq. 44 reciprocity multiplier; ``m`` = ``info["reciprocity_modifier"]``)."""
 
     base: RewardLayer = Integrated()
     name: str = "reciprocity"
-
-    def __post_init__(self):
-        check_base(self.name, self.base)
-
-    def init(self, key, spec: LayerSpec):
-        return self.base.init(key, spec)
 
     def apply(self, state, transition):
         state, base_rewards, parts = self.base.apply(state, transition)
