@@ -260,7 +260,8 @@ class MultiAgentQLearning:
         self.env, self.env_params, self.config = env, env_params, config
         layers = rewards if isinstance(rewards, tuple) else (rewards,)
         self.layer = LayerChoice(tuple(reward_layer(layer) for layer in layers))
-        refuse_rollout_fitting(self.layer, config.algorithm.upper())
+        for candidate in self.layer.layers:
+            refuse_rollout_fitting(candidate, config.algorithm.upper())
         self.n_agents = env.n_agents(env_params)
         self.obs_size = env.observation_size(env_params)
         self.state_size = env.global_state_size(env_params)

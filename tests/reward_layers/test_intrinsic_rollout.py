@@ -156,7 +156,7 @@ def test_doors_that_never_fit_refuse_a_rollout_layer():
     from motivegym.baselines.value_based import MultiAgentQLearning, ValueConfig
 
     env, params = motivegym.make_jax("KeyDoorGift-v0")
-    with pytest.raises(ValueError, match="IQL .*never fits"):
+    with pytest.raises(ValueError, match=r"IQL .*never fits.*'1\*private \+ 0.1\*e3b' trains on rollouts"):
         MultiAgentQLearning(env, params, "private+0.1*e3b@rollout", ValueConfig(algorithm="iql"))
 
 
