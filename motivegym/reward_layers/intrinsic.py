@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -192,15 +192,26 @@ class IntrinsicLayer(RewardLayer):
         return core
 
     # --- the learned model, for layers that have one ---
+    #: where a layer that learns a model keeps it in ``core``: the path of the dict that holds the parameters under
+    #: ``MODEL_KEY`` and their Adam state under ``"opt_state"`` (no key: no learned model)
+    MODEL_PATH: ClassVar[tuple[str, ...]] = ()
+    MODEL_KEY: ClassVar[str] = ""
+
     def trains_a_model(self) -> bool:
-        return False
+        return bool(self.MODEL_KEY)
 
-    def trained_model(self, core: Any) -> tuple[Any, Any]:  # pragma: no cover - interface
+    def trained_model(self, core: Any) -> tuple[Any, Any]:
         """``(parameters, Adam state)`` of the learned model in ``core``."""
-        raise NotImplementedError
+        for key in self.MODEL_PATH:
+            core = core[key]
+        return core[self.MODEL_KEY], core["opt_state"]
 
-    def with_trained_model(self, core: Any, params: Any, opt_state: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
+    def with_trained_model(self, core: Any, params: Any, opt_state: Any, path: tuple[str, ...] | None = None) -> Any:
+        """``core`` with the learned model's parameters and Adam state replaced."""
+        path = self.MODEL_PATH if path is None else path
+        if not path:
+            return {**core, self.MODEL_KEY: params, "opt_state": opt_state}
+        return {**core, path[0]: self.with_trained_model(core[path[0]], params, opt_state, path[1:])}
 
     def model_losses(self, core: Any, params: Any, transition: Transition) -> Array:  # pragma: no cover - interface
         """Per-agent losses ``[n]`` of one transition under ``params`` (each agent under its row's model)."""
@@ -407,6 +418,7 @@ class RND(IntrinsicLayer):
     obs_clip: float = 5.0
     normalize: bool = True
     name: str = "rnd"
+    MODEL_KEY: ClassVar[str] = "predictor"
 
     def init_core(self, key, spec):
         return init_rnd(key, spec, self.hidden, self.features, self.learning_rate, self.rows(spec.n_agents))
@@ -420,15 +432,6 @@ class RND(IntrinsicLayer):
 
     def compute(self, core, transition):
         return self.model_losses(core, core["predictor"], transition)
-
-    def trains_a_model(self):
-        return True
-
-    def trained_model(self, core):
-        return core["predictor"], core["opt_state"]
-
-    def with_trained_model(self, core, params, opt_state):
-        return {**core, "predictor": params, "opt_state": opt_state}
 
     def model_losses(self, core, params, transition):
         inputs, rows = self._inputs(core, transition)
@@ -596,6 +599,8 @@ class LearningProgress(IntrinsicLayer):
     learning_rate: float = 1e-3
     obs_clip: float = 5.0
     name: str = "learning_progress"
+    MODEL_PATH: ClassVar[tuple[str, ...]] = ("rnd",)
+    MODEL_KEY: ClassVar[str] = "predictor"
 
     def __post_init__(self):
         super().__post_init__()
@@ -633,15 +638,6 @@ class LearningProgress(IntrinsicLayer):
         fast = core["fast"] / (1.0 - (1.0 - self.fast_rate) ** t)
         slow = core["slow"] / (1.0 - (1.0 - self.slow_rate) ** t)
         return jnp.abs(fast - slow)[rows]
-
-    def trains_a_model(self):
-        return True
-
-    def trained_model(self, core):
-        return core["rnd"]["predictor"], core["rnd"]["opt_state"]
-
-    def with_trained_model(self, core, params, opt_state):
-        return {**core, "rnd": {**core["rnd"], "predictor": params, "opt_state": opt_state}}
 
     def model_losses(self, core, params, transition):
         inputs, rows = self._inputs(core, transition)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -121,6 +121,7 @@ class ICM(IntrinsicLayer):
     learning_rate: float = 1e-3
     num_actions: int = 0
     name: str = "icm"
+    MODEL_KEY: ClassVar[str] = "model"
 
     def init_core(self, key, spec):
         width = action_width(self, spec)
@@ -151,15 +152,6 @@ class ICM(IntrinsicLayer):
         rows = agent_rows(transition.next_obs.shape[0], self.shared)
         return self._losses(core["model"], transition, rows)[1]
 
-    def trains_a_model(self):
-        return True
-
-    def trained_model(self, core):
-        return core["model"], core["opt_state"]
-
-    def with_trained_model(self, core, params, opt_state):
-        return {**core, "model": params, "opt_state": opt_state}
-
     def model_losses(self, core, params, transition):
         """``(1 − β) L_I + β L_F`` per agent."""
         inverse, forward = self._losses(params, transition, agent_rows(transition.next_obs.shape[0], self.shared))
@@ -185,6 +177,7 @@ class Disagreement(IntrinsicLayer):
     learning_rate: float = 1e-3
     num_actions: int = 0
     name: str = "disagreement"
+    MODEL_KEY: ClassVar[str] = "models"
 
     def init_core(self, key, spec):
         width = action_width(self, spec)
@@ -210,15 +203,6 @@ class Disagreement(IntrinsicLayer):
         rows = agent_rows(transition.next_obs.shape[0], self.shared)
         members, _ = self._predictions(core["models"], core, transition, rows)
         return jnp.sum(jnp.var(members, axis=1), axis=-1)
-
-    def trains_a_model(self):
-        return True
-
-    def trained_model(self, core):
-        return core["models"], core["opt_state"]
-
-    def with_trained_model(self, core, params, opt_state):
-        return {**core, "models": params, "opt_state": opt_state}
 
     def model_losses(self, core, params, transition):
         """``mean_k ½‖f_k − φ(s')‖²`` per agent."""
@@ -249,6 +233,7 @@ class E3B(IntrinsicLayer):
     learning_rate: float = 1e-3
     num_actions: int = 0
     name: str = "e3b"
+    MODEL_KEY: ClassVar[str] = "model"
 
     def init_core(self, key, spec):
         rows = self.rows(spec.n_agents)
@@ -288,12 +273,6 @@ class E3B(IntrinsicLayer):
 
     def trains_a_model(self):
         return self.embedding == "inverse_dynamics"
-
-    def trained_model(self, core):
-        return core["model"], core["opt_state"]
-
-    def with_trained_model(self, core, params, opt_state):
-        return {**core, "model": params, "opt_state": opt_state}
 
     def model_losses(self, core, params, transition):
         """The inverse-dynamics loss ``L_I`` per agent."""
@@ -381,6 +360,7 @@ class Empowerment(IntrinsicLayer):
     learning_rate: float = 1e-3
     num_actions: int = 0
     name: str = "empowerment"
+    MODEL_KEY: ClassVar[str] = "model"
 
     def init_core(self, key, spec):
         width = action_width(self, spec)
@@ -413,15 +393,6 @@ class Empowerment(IntrinsicLayer):
             return math.log(width) - jnp.mean(jax.nn.logsumexp(-distance / (8.0 * self.noise_variance), axis=-1))
 
         return jax.vmap(agent)(gather_rows(core["model"], rows), phi)
-
-    def trains_a_model(self):
-        return True
-
-    def trained_model(self, core):
-        return core["model"], core["opt_state"]
-
-    def with_trained_model(self, core, params, opt_state):
-        return {**core, "model": params, "opt_state": opt_state}
 
     def model_losses(self, core, params, transition):
         """``½‖f(φ(s), e_a) − φ(s')‖²`` per agent."""
