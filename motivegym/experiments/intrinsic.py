@@ -410,7 +410,10 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
 
 def compare_to_none(values: dict[str, dict[int, float]], metric: str) -> list[dict]:
     """Per layer: mean ``metric`` over seeds and its 95% t interval, and the difference to ``none`` with a Welch t
-    interval (``scipy.stats.ttest_ind(equal_var=False)``); the verdict says whether that interval excludes 0."""
+    interval (``scipy.stats.ttest_ind(equal_var=False)``); the verdict says whether that interval excludes 0. Every
+    layer is one more test against the same ``none``, so each row also has the Welch p-value and ``p_adjusted``, the
+    Benjamini–Hochberg adjusted p-value over all the layers compared on this metric
+    (``scipy.stats.false_discovery_control``): a verdict whose adjusted p is above 0.05 may be a false discovery."""
     import scipy.stats
 
     from motivegym.experiments.statistics import mean_interval
@@ -424,13 +427,20 @@ def compare_to_none(values: dict[str, dict[int, float]], metric: str) -> list[di
         if layer != NO_LAYER and reference.size >= 2 and data.size >= 2:
             if np.ptp(data) == 0 and np.ptp(reference) == 0:
                 low = high = float(data[0] - reference[0])
+                p_value = 1.0 if low == 0 else 0.0
             else:
-                ci = scipy.stats.ttest_ind(data, reference, equal_var=False).confidence_interval(0.95)
-                low, high = float(ci.low), float(ci.high)
+                test = scipy.stats.ttest_ind(data, reference, equal_var=False)
+                ci = test.confidence_interval(0.95)
+                low, high, p_value = float(ci.low), float(ci.high), float(test.pvalue)
             verdict = "higher" if low > 0 else "lower" if high < 0 else "not distinguishable"
             row.update({"difference_to_none": float(data.mean() - reference.mean()), "difference_ci95_low": low,
-                        "difference_ci95_high": high, "verdict": verdict})  # fmt: skip
+                        "difference_ci95_high": high, "verdict": verdict, "p_value": p_value})  # fmt: skip
         rows.append(row)
+    tested = [row for row in rows if "p_value" in row]
+    if tested:
+        adjusted = scipy.stats.false_discovery_control([row["p_value"] for row in tested], method="bh")
+        for row, p_adjusted in zip(tested, adjusted):
+            row["p_adjusted"] = float(p_adjusted)
     return rows
 
 
@@ -553,9 +563,15 @@ def interval_text(mean, low, high, decimals: int, signed: bool = False) -> str:
     return f"{float(mean):{sign}.{decimals}f} [{float(low):{sign}.{decimals}f}, {float(high):{sign}.{decimals}f}]".replace("-", "\u2212")
 
 
+def p_text(p: float) -> str:
+    """A p-value with two decimals, ``< 0.01`` below that."""
+    return "< 0.01" if p < 0.01 else f"{p:.2f}"
+
+
 def comparison_markdown(rows: list[dict]) -> str:
     """``comparison.csv`` as one Markdown table (what ``docs/intrinsic.md`` shows): per layer and metric the mean over
-    seeds with its 95% t interval, and the difference to ``none`` with its Welch 95% interval and verdict."""
+    seeds with its 95% t interval, and the difference to ``none`` with its Welch 95% interval, verdict and
+    Benjamini–Hochberg adjusted p-value (``BH p``, over the layers compared on that metric)."""
     metrics = list(dict.fromkeys(r["metric"] for r in rows))
     by_layer: dict[str, dict[str, dict]] = {}
     for r in rows:
@@ -563,7 +579,7 @@ def comparison_markdown(rows: list[dict]) -> str:
 
     header = ["layer", "seeds"]
     for m in metrics:
-        header += [f"{m} (mean [95% CI])", "difference to none (Welch 95% CI)"]
+        header += [f"{m} (mean [95% CI])", "difference to none (Welch 95% CI, BH p)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for layer, by_metric in by_layer.items():
         cells = [layer, str(next(iter(by_metric.values()))["seeds"])]
@@ -572,7 +588,8 @@ def comparison_markdown(rows: list[dict]) -> str:
             cells.append(interval_text(r["mean"], r["ci95_low"], r["ci95_high"], 2))
             has_difference = r.get("verdict") not in (None, "")
             difference = (r.get("difference_to_none"), r.get("difference_ci95_low"), r.get("difference_ci95_high"))
-            cells.append(f"{interval_text(*difference, 2, signed=True)}, {r['verdict']}" if has_difference else "")
+            adjusted = f" (BH p {p_text(float(r['p_adjusted']))})" if r.get("p_adjusted") not in (None, "") else ""
+            cells.append(f"{interval_text(*difference, 2, signed=True)}, {r['verdict']}{adjusted}" if has_difference else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from motivegym.experiments.intrinsic import (
     achievement_shape,
     evaluate_runner,
     mean_ci95,
+    p_text,
     parse_layers,
     run_experiment,
 )
@@ -194,8 +195,10 @@ def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
     assert comparison[1]["verdict"] in ("higher", "lower", "not distinguishable")
     table = (tmp_path / "comparison.md").read_text().splitlines()  # the same rows as Markdown, for the docs
     assert table[0].startswith("| layer | seeds | team_crafter_score (mean [95% CI])") and len(table) == 2 + 2
-    assert table[3].startswith("| count | 2 | ") and table[3].rstrip(" |").endswith(comparison[3]["verdict"])
+    assert table[3].startswith("| count | 2 | ")
+    assert table[3].rstrip(" |").endswith(f"{comparison[3]['verdict']} (BH p {p_text(float(comparison[3]['p_adjusted']))})")
     assert (tmp_path / "achievements.png").stat().st_size > 1000
     rates = (tmp_path / "achievements.md").read_text().splitlines()  # team success rates with intervals, for the docs
     assert rates[:2] == ["| achievement | none | count |", "|---|---|---|"] and rates[2].startswith("| Crafter score | ")
     assert rates[3].startswith("| open_own_door | ") and rates[3].count("[") == 2 and len(rates) == 4
+
