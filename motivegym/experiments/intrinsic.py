@@ -382,7 +382,6 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
     write_csv(out_dir / "runs.csv", runs)
     write_csv(out_dir / "summary.csv", summary)
     write_csv(out_dir / "curves.csv", curves)
-    plot_comparison(curves, summary, layers, out_dir / "intrinsic.png", title)
     welfare = {layer: {r["seed"]: r["eval_welfare"] for r in runs if r["layer"] == layer} for layer in layers}
     headline, metric = welfare, "eval_welfare"
     if achievement_names is not None and all(p["flags"] for p in parts):
@@ -404,6 +403,7 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
         plot_achievements(team_rates, achievement_names, layers, out_dir / "achievements.png", title)
     comparison = compare_to_none(headline, metric) + (compare_to_none(welfare, "eval_welfare") if metric != "eval_welfare" else [])
     write_csv(out_dir / "comparison.csv", comparison)
+    plot_comparison(curves, comparison, layers, out_dir / "intrinsic.png", title)
     (out_dir / "comparison.md").write_text(comparison_markdown(comparison) + "\n")
     return {"runs": runs, "summary": summary, "curves": curves, "comparison": comparison}
 
@@ -469,14 +469,16 @@ def write_csv(path: Path, rows: list[dict]) -> None:
     write_atomic(path, buffer.getvalue())
 
 
-def plot_comparison(curves: list[dict], summary: list[dict], layers: list[str], path: Path, title: str) -> None:
-    """Training welfare per layer (mean over seeds with 95% CI band) and final evaluation metrics with CIs."""
+def plot_comparison(curves: list[dict], comparison: list[dict], layers: list[str], path: Path, title: str) -> None:
+    """Training welfare per layer (mean over seeds with 95% CI band), then one bar panel per compared metric (the
+    headline first): mean with its 95% CI, a dashed line at ``none``'s mean, and ▲/▼ over a layer whose Welch
+    interval of the difference to ``none`` excludes 0 (``comparison.csv``'s verdict)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bar_metrics = ["eval_welfare"] + (["achievements_unlocked"] if any(r["metric"] == "achievements_unlocked" for r in summary) else [])
+    bar_metrics = list(dict.fromkeys(r["metric"] for r in comparison))
     bar_width = max(5.0, 0.45 * len(layers))  # room for one rotated label per layer
     fig, axes = plt.subplots(
         1, 1 + len(bar_metrics), figsize=(6 + bar_width * len(bar_metrics), 4.2), width_ratios=[6] + [bar_width] * len(bar_metrics)
@@ -493,13 +495,21 @@ def plot_comparison(curves: list[dict], summary: list[dict], layers: list[str], 
     curve_ax.set_xlabel("env steps")
     curve_ax.set_ylabel("training episode welfare (Σ payoffs)")
     curve_ax.legend(fontsize=7, ncol=2 if len(layers) > 6 else 1)
+    marks = {"higher": "▲", "lower": "▼"}
     for ax, metric in zip(axes[1:], bar_metrics):
-        rows = {r["layer"]: r for r in summary if r["metric"] == metric}
+        rows = {r["layer"]: r for r in comparison if r["metric"] == metric}
         means = np.array([rows[layer]["mean"] for layer in layers])
         errors = np.array([[means[k] - rows[layer]["ci95_low"], rows[layer]["ci95_high"] - means[k]] for k, layer in enumerate(layers)]).T
-        ax.bar(range(len(layers)), means, yerr=errors, capsize=4, color=colors)
+        ax.bar(range(len(layers)), means, yerr=np.nan_to_num(errors), capsize=4, color=colors)
+        if NO_LAYER in rows:
+            ax.axhline(rows[NO_LAYER]["mean"], color="0.3", linestyle="--", linewidth=1)
+        for k, layer in enumerate(layers):
+            if rows[layer].get("verdict") in marks:
+                ax.annotate(marks[rows[layer]["verdict"]], (k, means[k] + np.nan_to_num(errors[1, k])), ha="center", va="bottom",
+                            xytext=(0, 2), textcoords="offset points", fontsize=9)  # fmt: skip
         ax.set_xticks(range(len(layers)), layers, rotation=35, ha="right")
         ax.set_ylabel(f"{metric} (mean, 95% CI)")
+        ax.set_title("▲/▼: Welch 95% CI of the difference to none excludes 0", fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
