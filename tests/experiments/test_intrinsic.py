@@ -202,3 +202,14 @@ def test_key_door_runs_report_named_door_achievements(tmp_path, capsys):
     assert rates[:2] == ["| achievement | none | count |", "|---|---|---|"] and rates[2].startswith("| Crafter score | ")
     assert rates[3].startswith("| open_own_door | ") and rates[3].count("[") == 2 and len(rates) == 4
 
+
+
+def test_a_layer_trained_on_rollouts_runs_through_the_experiment_by_name(tmp_path):
+    code = main(["intrinsic", "--env", "KeyDoorGift-v0", "--env-kwarg", "max_steps=10", "--layers", "none,rnd@rollout", "--seeds", "2",
+                 "--steps", "48", "--num-envs", "2", "--num-steps", "24", "--eval-episodes", "2", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 0
+    assert (tmp_path / "parts" / "rnd_rollout.seeds0-1.json").exists()
+    rows = list(csv.DictReader(open(tmp_path / "comparison.csv")))
+    assert [r["layer"] for r in rows][:2] == ["none", "rnd@rollout"]
+    bonus = [r for r in csv.DictReader(open(tmp_path / "summary.csv")) if r["layer"] == "rnd@rollout" and r["metric"] == "bonus_per_step"]
+    assert float(bonus[0]["mean"]) > 0.0
