@@ -15,8 +15,9 @@ A layer that learns a model (``rnd``, ``learning_progress``, ``icm``, ``disagree
   the transition just seen, inside the env step;
 * ``"rollout"`` (RLeXplore's way, Burda et al. 2019): the env step only reads the model; a learner that
   collects rollouts (``MultiAgentPPO``) calls :meth:`~motivegym.reward_layers.base.RewardLayer.fit_rollout`
-  after each rollout, which takes ``fit_epochs`` passes of ``fit_minibatches`` Adam steps over the whole
-  ``[steps, envs]`` batch on **one model per run**, written back to every env's copy. The copies start equal
+  after each rollout, which takes ``fit_epochs`` (4) passes of ``fit_minibatches`` (4) Adam steps over the whole
+  ``[steps, envs]`` batch (16 steps per update, as Burda et al. train RND's predictor with PPO's epochs and
+  minibatches) on **one model per run**, written back to every env's copy. The copies start equal
   (the learner initialises every env's layer from one key). Learners without rollouts refuse such a layer.
 
 The reward is ``r_t = c_t · b_t / σ_t`` where
@@ -164,7 +165,7 @@ class IntrinsicLayer(RewardLayer):
     gamma: float = 0.99
     shared: bool = False
     train_on: str = "step"
-    fit_epochs: int = 1
+    fit_epochs: int = 4  # with fit_minibatches: PPO's 4 × 4 passes, as Burda et al. train RND's predictor
     fit_minibatches: int = 4
 
     def __post_init__(self):
