@@ -178,3 +178,15 @@ def test_ppo_fits_a_rollout_model_once_per_update_with_one_model_per_run():
     adam_counts = np.asarray(opt_state[0].count)
     np.testing.assert_array_equal(adam_counts, np.full(config.num_envs, config.num_updates * 2 * 4))
     np.testing.assert_array_equal(state(runner)["step"], np.full(config.num_envs, config.num_updates * config.num_steps))
+
+
+def test_wrapping_layers_report_and_fit_the_rollout_model_inside():
+    from motivegym.reward_layers import Loyalty, WeightedSum
+
+    inner = rollout_layer("rnd", fit_epochs=5, fit_minibatches=2)
+    assert not WeightedSum.of(reward_layer("private")).fits_on_rollouts()
+    for wrapper in (Loyalty(base=inner), WeightedSum(((1.0, reward_layer("private")), (0.1, inner)))):
+        assert wrapper.fits_on_rollouts()
+    states, batch = env_states(inner)
+    fitted = Loyalty(base=inner).fit_rollout(states, batch, jax.random.PRNGKey(5))
+    assert mean_rollout_loss(inner, fitted, batch) < mean_rollout_loss(inner, states, batch)
