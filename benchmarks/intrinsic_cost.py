@@ -8,7 +8,8 @@ time excluded), and reports the best env-steps/s (one env step = all agents acti
 ``--num-envs`` parallel envs) and its ratio to ``none`` of the same env, measured in the same process. ``none`` is
 measured again after the last layer (``none (again)``) to show how much the machine's speed drifted during the
 run. The layers use their default options; a layer that learns a model trains per step, or once per PPO update on
-the rollout with the suffix ``@rollout`` (``--layers none,rnd,rnd@rollout``).
+the rollout with the suffix ``@rollout`` (``--layers none,rnd,rnd@rollout``). Entries are checked as the intrinsic
+experiment's ``--layers`` are (``label=spec`` names a row).
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ import jax
 
 import motivegym
 from motivegym.baselines.ppo import MultiAgentPPO, PPOConfig
+from motivegym.experiments.intrinsic import NO_LAYER, layer_entry, parse_layers
 from motivegym.reward_layers import INTRINSIC_LAYER_NAMES
-
-NO_LAYER = "none"
 
 
 def ppo_rate(env_id: str, layer: str, steps: int, num_envs: int, num_steps: int, repeats: int) -> tuple[float, float, float]:
@@ -54,11 +54,11 @@ def main() -> None:
     parser.add_argument("--num-steps", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per layer (the fastest is reported)")
     args = parser.parse_args()
-    layers = [name.strip() for name in args.layers.split(",") if name.strip()]
-    unknown = [name for name in layers if name != NO_LAYER and name.partition("@")[0].partition(":")[0] not in INTRINSIC_LAYER_NAMES]
-    if unknown:
-        raise SystemExit(f"unknown layers {unknown}; choose from none, {', '.join(INTRINSIC_LAYER_NAMES)} (a model-learning one may end in @rollout)")
-    layers = [NO_LAYER] + [name for name in layers if name != NO_LAYER] + [NO_LAYER]  # the baseline first and last
+    try:
+        layers = parse_layers(args.layers)  # the experiment's own check: none, intrinsic layers (…@rollout), LLM bonuses
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    layers = [NO_LAYER] + [entry for entry in layers if entry != NO_LAYER] + [NO_LAYER]  # the baseline first and last
     print(
         f"jax {jax.__version__} on {jax.default_backend()}; {args.steps} env-steps per run, {args.num_envs} envs × "
         f"{args.num_steps} steps per update, best of {args.repeats}"
@@ -67,10 +67,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for env_id in [e.strip() for e in args.envs.split(",") if e.strip()]:
         base = None
-        for position, layer in enumerate(layers):
-            rate, seconds, first = ppo_rate(env_id, layer, args.steps, args.num_envs, args.num_steps, args.repeats)
+        for position, entry in enumerate(layers):
+            label, spec = layer_entry(entry)
+            rate, seconds, first = ppo_rate(env_id, spec, args.steps, args.num_envs, args.num_steps, args.repeats)
             base = rate if base is None else base
-            label = f"{layer} (again)" if position == len(layers) - 1 else layer
+            label = f"{label} (again)" if position == len(layers) - 1 else label
             print(f"| {env_id} | {label} | {rate:,.0f} | {rate / base:.2f} | {seconds:.2f} | {first:.1f} |", flush=True)
 
 

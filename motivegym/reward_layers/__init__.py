@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -152,8 +153,8 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     ``"svo"`` / ``"svo:target_degrees,weight"``, ``"code:<file.py>"``, ``"learned:<model.npz>"``, ``"progress:<file.py>"`` (LLM progress function + count bonus), the intrinsic bonuses ``"count"``, ``"rnd"``, ``"novelty"``,
     ``"impact"``, ``"learning_progress"``, ``"icm"``, ``"disagreement"``, ``"e3b"``, ``"re3"``, ``"empowerment"``,
     ``"auto"`` with an optional ``:coef``; ``"auto:count/novelty/re3"`` picks its arms; a layer that learns a model
-trains per step, or on the learner's rollouts with the suffix ``@rollout``: ``"rnd@rollout"``, ``"icm:0.5@rollout"``)
-or a layer object (returned as is).
+    trains per step, or on the learner's rollouts with the suffix ``@rollout``: ``"rnd@rollout"``, ``"icm:0.5@rollout"``)
+    or a layer object (returned as is).
 
     A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so
     ``"loyalty:private+rnd"`` is ``loyalty(private) + rnd``."""
@@ -202,8 +203,6 @@ def _named_layer(spec: str) -> RewardLayer:
         return layer
     if not isinstance(layer, IntrinsicLayer):
         raise ValueError(f"reward layer {spec!r}{train_on}: only intrinsic layers take '@rollout' / '@step' (when their model trains)")
-    import dataclasses
-
     return dataclasses.replace(layer, train_on=train_on[1:])
 
 

@@ -11,6 +11,7 @@ term (``{"private": …, "partner": …}``) so a sweep can log them. Layers comp
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -101,8 +102,7 @@ class WeightedSum(RewardLayer):
         return any(layer.fits_on_rollouts() for _, layer in self.terms)
 
     def fit_rollout(self, states, transitions, key):
-        keys = jax.random.split(key, len(self.terms))
-        return tuple(layer.fit_rollout(s, transitions, k) for (_, layer), s, k in zip(self.terms, states, keys))
+        return fit_each([layer for _, layer in self.terms], states, transitions, key)
 
     def term_names(self) -> list[str]:
         """Each term's layer name, suffixed ``#k`` when a name repeats."""
@@ -146,9 +146,7 @@ class LayerChoice(RewardLayer):
         return any(layer.fits_on_rollouts() for layer in self.layers)
 
     def fit_rollout(self, states, transitions, key):
-        keys = jax.random.split(key, len(self.layers))
-        fitted = tuple(layer.fit_rollout(s, transitions, k) for layer, s, k in zip(self.layers, states["states"], keys))
-        return {**states, "states": fitted}
+        return {**states, "states": fit_each(self.layers, states["states"], transitions, key)}
 
     def apply(self, state, transition):
         results = [layer.apply(s, transition) for layer, s in zip(self.layers, state["states"])]
@@ -160,6 +158,12 @@ class LayerChoice(RewardLayer):
         for label, (_, _, parts) in zip(labels, results):  # every candidate's terms, for logging
             components.update({f"{label}.{key}": value for key, value in parts.items()})
         return new_state, rewards, components
+
+
+def fit_each(layers: Sequence[RewardLayer], states: Sequence[Any], transitions: Transition, key: Array) -> tuple:
+    """:meth:`RewardLayer.fit_rollout` of every layer on its own state, each with its own split of ``key``."""
+    keys = jax.random.split(key, len(layers))
+    return tuple(layer.fit_rollout(state, transitions, k) for layer, state, k in zip(layers, states, keys))
 
 
 def refuse_rollout_fitting(layer: RewardLayer, user: str) -> None:

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import optax
 
 from motivegym.core.params import choice, integer, real
-from motivegym.reward_layers.base import LayerSpec
+from motivegym.reward_layers.base import LayerSpec, fit_each
 from motivegym.reward_layers.intrinsic import (
     LAYER_ARGUMENTS,
     RND,
@@ -470,8 +470,7 @@ class AutoBonus(IntrinsicLayer):
 
     def fit_rollout(self, states, transitions, key):
         """Every arm that trains on rollouts fits its model (:meth:`IntrinsicLayer.fit_rollout`)."""
-        keys = jax.random.split(key, len(self.arms))
-        arms = tuple(arm.fit_rollout(s, transitions, k) for arm, s, k in zip(self.arm_layers, states["core"]["arms"], keys))
+        arms = fit_each(self.arm_layers, states["core"]["arms"], transitions, key)
         return {**states, "core": {**states["core"], "arms": arms}}
 
     def init_core(self, key, spec):
