@@ -55,7 +55,9 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float]:
 def layer_entry(entry: str) -> tuple[str, str]:
     """``(label, spec)`` of a ``--layers`` entry: ``"label=spec"``, or the spec as its own label."""
     label, separator, spec = entry.partition("=")
-    return (label.strip(), spec.strip()) if separator else (entry.strip(), entry.strip())
+    if not separator or "(" in label:  # an '=' inside options, as in 'icm(normalize=true)', is not a label
+        return entry.strip(), entry.strip()
+    return label.strip(), spec.strip()
 
 
 def spec_file_digest(spec: str) -> str | None:
@@ -72,11 +74,12 @@ def spec_file_digest(spec: str) -> str | None:
 def parse_layers(text: str) -> list[str]:
     """Comma-separated ``--layers`` entries: ``none``, intrinsic layer specs (``count``, ``rnd:0.1``, …) and
     LLM-derived bonuses (``progress:<file.py>``, ``learned:<model.npz>``), each optionally labelled
-    ``label=spec`` (the label names its parts and table rows). Unknown names, bad files and repeated labels raise
+    ``label=spec`` (the label names its parts and table rows); commas inside a layer's options
+    (``icm_norm=icm(normalize=true, hidden=32)@rollout``) do not separate entries. Unknown names, bad files and repeated labels raise
     ``ValueError``."""
-    from motivegym.reward_layers import INTRINSIC_LAYER_NAMES, IntrinsicLayer, reward_layer
+    from motivegym.reward_layers import INTRINSIC_LAYER_NAMES, IntrinsicLayer, reward_layer, split_specs
 
-    entries = [part.strip() for part in text.split(",") if part.strip()]
+    entries = split_specs(text)
     if not entries:
         raise ValueError("--layers needs at least one entry, e.g. 'none,count,rnd,novelty'")
     labels = []

@@ -51,6 +51,7 @@ import numpy as np
 from motivegym.baselines.policies import LearnedPolicy
 from motivegym.baselines.train import ALGORITHMS, TEAM_REWARD_ALGORITHMS, VALUE_ALGORITHMS
 from motivegym.core.social_metrics import SOCIAL_METRICS
+from motivegym.reward_layers import split_specs
 
 SHARING_MODES = ("shared", "separate")
 #: evaluation episode keys: ``episode_keys(EVAL_SEED, eval_episodes)`` for every run and baseline of a sweep
@@ -658,7 +659,8 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
 
 
 def split_list(text: str | Iterable[str]) -> tuple[str, ...]:
-    items = text.split(",") if isinstance(text, str) else list(text)
+    """Comma-separated items (commas inside a reward layer's options, ``icm(normalize=true, hidden=32)``, stay)."""
+    items = split_specs(text) if isinstance(text, str) else list(text)
     return tuple(str(i).strip() for i in items if str(i).strip())
 
 

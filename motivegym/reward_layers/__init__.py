@@ -154,7 +154,8 @@ def reward_layer(spec: str | RewardLayer) -> RewardLayer:
     ``"impact"``, ``"learning_progress"``, ``"icm"``, ``"disagreement"``, ``"e3b"``, ``"re3"``, ``"empowerment"``,
     ``"auto"`` with an optional ``:coef``; ``"auto:count/novelty/re3"`` picks its arms; a layer that learns a model
     trains per step, or on the learner's rollouts with the suffix ``@rollout``: ``"rnd@rollout"``, ``"icm:0.5@rollout"``)
-    or a layer object (returned as is).
+    or a layer object (returned as is). Any field of a layer can be set by name in parentheses right after its name:
+    ``"icm(normalize=true, hidden=32):0.5@rollout"``.
 
     A weighted sum is written ``"a+w*b"``, e.g. ``"integrated+0.05*rnd"``; ``+`` binds loosest, so
     ``"loyalty:private+rnd"`` is ``loyalty(private) + rnd``."""
@@ -187,18 +188,86 @@ def _weighted_term(term: str, spec: str) -> WeightedSum:
 #: ``<layer>@rollout`` / ``<layer>@step``: when an intrinsic layer's model trains (``IntrinsicLayer.train_on``)
 TRAIN_ON_SUFFIXES = ("@rollout", "@step")
 
+#: ``name(key=value, ...)``: a layer's fields set by name, e.g. ``icm(normalize=true, hidden=32)``
+_OPTIONS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+def _layer_options(head: str, spec: str) -> tuple[str, dict[str, bool | int | float | str]]:
+    """``"icm(normalize=true, hidden=32)"`` → ``("icm", {"normalize": True, "hidden": 32})``; ``"icm"`` → ``("icm", {})``.
+    Values read as ``true``/``false``, an integer, a float, else text."""
+    head = head.strip()
+    if "(" not in head and ")" not in head:
+        return head, {}
+    match = _OPTIONS.match(head)
+    if not match:
+        raise ValueError(f"reward layer {spec!r}: write options right after the name, e.g. 'icm(normalize=true, hidden=32):0.5@rollout'")
+    name, body = match.groups()
+    options: dict[str, bool | int | float | str] = {}
+    for item in split_specs(body):
+        key, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not key.isidentifier() or not value:
+            raise ValueError(f"reward layer {spec!r}: option {item!r} is not 'key=value'")
+        if key in options:
+            raise ValueError(f"reward layer {spec!r}: option {key!r} given twice")
+        options[key] = _option_value(value)
+    return name, options
+
+
+def _option_value(text: str) -> bool | int | float | str:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _with_options(layer: RewardLayer, options: dict[str, bool | int | float | str], spec: str) -> RewardLayer:
+    """``layer`` with ``options`` replacing its fields (the layer's own checks run on the new values)."""
+    if not options:
+        return layer
+    fields = {f.name for f in dataclasses.fields(layer) if f.init and f.name != "name"}
+    unknown = sorted(set(options) - fields)
+    if unknown:
+        takes = ", ".join(sorted(fields)) or "no options"
+        raise ValueError(f"reward layer {spec!r}: unknown option(s) {', '.join(unknown)}; {type(layer).__name__} takes {takes}")
+    current = {key: getattr(layer, key) for key in options}
+    typed = {key: float(v) if isinstance(current[key], float) and type(v) is int else v for key, v in options.items()}
+    return dataclasses.replace(layer, **typed)
+
+
+def split_specs(text: str) -> list[str]:
+    """Split a comma-separated list of reward specs at the commas outside parentheses:
+    ``"none,icm(normalize=true, hidden=32)"`` → ``["none", "icm(normalize=true, hidden=32)"]`` (items stripped, empty
+    items dropped). Unbalanced parentheses raise ``ValueError``."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            raise ValueError(f"unbalanced ')' in {text!r}")
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if depth:
+        raise ValueError(f"unbalanced '(' in {text!r}")
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
 
 def _named_layer(spec: str) -> RewardLayer:
     spec = spec.strip()
     train_on = next((suffix for suffix in TRAIN_ON_SUFFIXES if spec.endswith(suffix)), None)
     if train_on:
         spec = spec[: -len(train_on)]
-    name, _, arg = spec.partition(":")
+    head, _, arg = spec.partition(":")
+    name, options = _layer_options(head, spec)
     if name not in LAYER_FACTORIES:
         from motivegym.core.errors import unknown_names_error
 
         raise unknown_names_error("reward layer", [name], LAYER_FACTORIES, "reward")
-    layer = LAYER_FACTORIES[name](arg or None)
+    layer = _with_options(LAYER_FACTORIES[name](arg or None), options, spec)
     if train_on is None:
         return layer
     if not isinstance(layer, IntrinsicLayer):
@@ -243,4 +312,5 @@ __all__ = [
     "mutuality",
     "reward_layer",
     "LAYER_FACTORIES",
+    "split_specs",
 ]
