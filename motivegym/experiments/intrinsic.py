@@ -510,6 +510,8 @@ def plot_comparison(curves: list[dict], comparison: list[dict], layers: list[str
             if rows[layer].get("verdict") in marks:
                 ax.annotate(marks[rows[layer]["verdict"]], (k, means[k] + np.nan_to_num(errors[1, k])), ha="center", va="bottom",
                             xytext=(0, 2), textcoords="offset points", fontsize=9)  # fmt: skip
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high + 0.08 * (high - low))  # room for a mark above the tallest interval
         ax.set_xticks(range(len(layers)), layers, rotation=35, ha="right")
         ax.set_ylabel(f"{metric} (mean, 95% CI)")
         ax.set_title("▲/▼: Welch 95% CI of the difference to none excludes 0", fontsize=7)
