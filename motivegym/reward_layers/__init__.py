@@ -253,7 +253,22 @@ def split_specs(text: str) -> list[str]:
     if depth:
         raise ValueError(f"unbalanced '(' in {text!r}")
     items.append(text[start:])
-    return [item.strip() for item in items if item.strip()]
+    items = [item.strip() for item in items if item.strip()]
+    for before, item in zip(items, items[1:]):
+        if ":" in before and _is_number(item):
+            raise ValueError(
+                f"{before!r} then {item!r} in {text!r}: a layer's comma-separated argument cannot go in a comma-separated "
+                "list; set its fields by name instead, e.g. 'inequity_aversion(envy=5, guilt=0.05)', 'svo(target_degrees=30, weight=0.5)'"
+            )
+    return items
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _named_layer(spec: str) -> RewardLayer:

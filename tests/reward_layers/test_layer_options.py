@@ -65,3 +65,9 @@ def test_experiment_layers_take_options_with_or_without_a_label():
         ("icm_norm", "icm(normalize=true, hidden=32)@rollout"),
         ("e3b(normalize=true)", "e3b(normalize=true)"),
     ]
+
+
+def test_a_comma_separated_layer_argument_in_a_list_points_to_named_fields():
+    with pytest.raises(ValueError, match=r"set its fields by name.*inequity_aversion\(envy=5, guilt=0.05\)"):
+        split_list("private,inequity_aversion:5,0.05")
+    assert reward_layer("inequity_aversion(envy=5, guilt=0.05)") == reward_layer("inequity_aversion:5,0.05")
