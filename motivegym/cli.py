@@ -169,7 +169,8 @@ def add_intrinsic_arguments(parser: argparse.ArgumentParser) -> None:
     """``motivegym intrinsic`` (:mod:`motivegym.experiments.intrinsic`)."""
     parser.add_argument("--env", required=True, help="registered env id, e.g. CrafterTeam-v0")
     parser.add_argument("--env-kwarg", action="append", default=[], help="env parameter NAME=VALUE (repeatable), e.g. preset=crafter")
-    parser.add_argument("--layers", default="none,count,rnd,novelty", help="comma-separated intrinsic layer names or 'none' (each optionally ':coef')")
+    parser.add_argument("--layers", default="none,count,rnd,novelty", help="comma-separated entries: 'none', an intrinsic layer ('rnd', 'rnd:0.1', 'icm@rollout', 'icm(normalize=true)'), "
+                        "an LLM-derived bonus ('progress:FILE.py'), each optionally 'label=spec'")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed-group", type=int, default=None, help="seeds per compiled program and part file (default: all)")
     parser.add_argument("--steps", type=int, default=100_000, help="env steps per seed (summed over parallel envs)")
