@@ -233,8 +233,7 @@ def _with_options(layer: RewardLayer, options: dict[str, bool | int | float | st
     if unknown:
         takes = ", ".join(sorted(fields)) or "no options"
         raise ValueError(f"reward layer {spec!r}: unknown option(s) {', '.join(unknown)}; {type(layer).__name__} takes {takes}")
-    current = {key: getattr(layer, key) for key in options}
-    typed = {key: float(v) if isinstance(current[key], float) and type(v) is int else v for key, v in options.items()}
+    typed = {key: float(v) if type(v) is int and isinstance(getattr(layer, key), float) else v for key, v in options.items()}
     return dataclasses.replace(layer, **typed)
 
 
