@@ -14,7 +14,8 @@ written atomically; a rerun with the same settings skips the parts it finds (mor
 later), and refuses parts written with other settings. The tables are rebuilt from all parts after each one:
 
 * ``runs.csv`` (layer × seed), ``summary.csv`` (layer × metric: mean over seeds, 95% Student-t interval from
-  :func:`motivegym.experiments.statistics.mean_interval`), ``curves.csv`` (training welfare and bonus per chunk);
+  :func:`motivegym.experiments.statistics.mean_interval`), ``curves.csv`` (training welfare and bonus per chunk),
+  ``parts.csv`` (each part's wall time, compilation and evaluation included, and machine);
 * with achievements: ``achievements.csv`` (layer × seed × episode × agent flags; ``motivegym crafter-score DIR``
   scores it per agent and for the team) and ``crafter_score.csv``;
 * ``comparison.csv``: each layer's headline metric (the team Crafter score with achievements, then also evaluation
@@ -29,8 +30,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import platform
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -356,7 +360,9 @@ def run_experiment(
     tables = None
     for entry, seed_ids in todo:
         bar.set_postfix_str(f"layer {layer_entry(entry)[0]}, seeds {seed_ids[0]}-{seed_ids[-1]}")
+        started = time.perf_counter()
         part = train_part(env, params, settings, config, entry, seed_ids, flags_shape, flag_labels, bar)
+        part["timing"] = part_timing(time.perf_counter() - started)
         path = part_path(out, part["layer"], seed_ids)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(part))
@@ -367,6 +373,23 @@ def run_experiment(
     return {**tables, "trained": todo}
 
 
+def part_timing(wall_seconds: float) -> dict:
+    """Where and how long a part ran (training, compilation and evaluation), for ``parts.csv``."""
+    return {
+        "wall_seconds": round(wall_seconds, 1), "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "jax_device": jax.devices()[0].device_kind,
+    }  # fmt: skip
+
+
+def parts_table(parts: list[dict]) -> list[dict]:
+    """One row per part: its layer, seeds and timing (parts written before timings were kept leave them blank)."""
+    fields = ("wall_seconds", "finished_utc", "machine", "jax_device")
+    return [
+        {"layer": p["layer"], "seeds": f"{p['seeds'][0]}-{p['seeds'][-1]}", **{k: p.get("timing", {}).get(k, "") for k in fields}}
+        for p in parts
+    ]  # fmt: skip
+
+
 def ordered_layers(parts: list[dict], layers: list[str]) -> list[str]:
     """The requested layers first (in order), then any other layer found in the parts."""
     found = list(dict.fromkeys(p["layer"] for p in parts))
@@ -374,7 +397,7 @@ def ordered_layers(parts: list[dict], layers: list[str]) -> list[str]:
 
 
 def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: str, achievement_names: list[str] | None = None) -> dict:
-    """Write runs.csv, summary.csv, curves.csv, comparison.csv, intrinsic.png and, with named per-agent
+    """Write runs.csv, summary.csv, curves.csv, parts.csv, comparison.csv, intrinsic.png and, with named per-agent
     achievements, achievements.csv, crafter_score.csv and achievements.png; return the rows."""
     layers = ordered_layers(parts, layers)
     parts = sorted(parts, key=lambda p: (layers.index(p["layer"]), p["seeds"][0]))
@@ -385,6 +408,7 @@ def write_outputs(out_dir: Path, parts: list[dict], layers: list[str], title: st
     write_csv(out_dir / "runs.csv", runs)
     write_csv(out_dir / "summary.csv", summary)
     write_csv(out_dir / "curves.csv", curves)
+    write_csv(out_dir / "parts.csv", parts_table(parts))
     welfare = {layer: {r["seed"]: r["eval_welfare"] for r in runs if r["layer"] == layer} for layer in layers}
     headline, metric = welfare, "eval_welfare"
     if achievement_names is not None and all(p["flags"] for p in parts):

@@ -84,6 +84,9 @@ def test_a_stopped_experiment_keeps_its_parts_and_resumes(tmp_path, monkeypatch)
     monkeypatch.setattr(intrinsic, "train_layer", real_train_layer)
     result = run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)
     assert result["trained"] == [("count", [0, 1]), ("count", [2])]
+    timings = list(csv.DictReader(open(tmp_path / "parts.csv")))
+    assert [(r["layer"], r["seeds"]) for r in timings] == [("none", "0-1"), ("none", "2-2"), ("count", "0-1"), ("count", "2-2")]
+    assert all(float(r["wall_seconds"]) > 0 and r["finished_utc"].endswith("Z") and "CPUs" in r["machine"] for r in timings)
     assert [(r["layer"], r["seed"]) for r in result["runs"]] == [(layer, s) for layer in ("none", "count") for s in range(3)]
     assert [r["layer"] for r in result["comparison"]] == ["none", "count"] and "verdict" in result["comparison"][1]
     assert run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)["trained"] == []
