@@ -216,3 +216,22 @@ def test_a_layer_trained_on_rollouts_runs_through_the_experiment_by_name(tmp_pat
     assert [r["layer"] for r in rows][:2] == ["none", "rnd@rollout"]
     bonus = [r for r in csv.DictReader(open(tmp_path / "summary.csv")) if r["layer"] == "rnd@rollout" and r["metric"] == "bonus_per_step"]
     assert float(bonus[0]["mean"]) > 0.0
+
+
+@pytest.mark.parametrize("run_dir", ["keydoorgift", "crafter"])
+def test_the_committed_tables_are_rebuilt_from_the_committed_parts(run_dir, tmp_path):
+    """docs/intrinsic/<env>/comparison.md (quoted by docs/intrinsic.md) is what the committed parts give."""
+    import json
+    from pathlib import Path
+
+    from motivegym.experiments.intrinsic import read_parts, write_outputs
+
+    committed = Path(__file__).resolve().parents[2] / "docs" / "intrinsic" / run_dir
+    settings = json.loads(next((committed / "parts").glob("*.json")).read_text())["settings"]
+    parts = read_parts(committed, settings)
+    layers = list(dict.fromkeys(row["layer"] for row in csv.DictReader(open(committed / "comparison.csv"))))
+    env, params = motivegym.make_jax(settings["env"], **settings["env_kwargs"])
+    names = env.static_info(params).get("achievement_names") if achievement_shape(env, params) is not None else None
+    write_outputs(tmp_path, parts, layers, "rebuilt", names)
+    assert (tmp_path / "comparison.md").read_text() == (committed / "comparison.md").read_text()
+    assert (tmp_path / "summary.csv").read_text() == (committed / "summary.csv").read_text()
