@@ -183,6 +183,8 @@ def add_intrinsic_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-episodes", type=int, default=32)
     parser.add_argument("--eval-policy", default="greedy", choices=("greedy", "sample"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tables-only", action="store_true", help="train nothing: rebuild the tables and figures from the parts under --out "
+                        "(the listed layers first, in order)")
 
 
 def command_crafter_score(args: argparse.Namespace) -> int:

@@ -318,11 +318,12 @@ def run_experiment(
     seed: int = 0,
     progress: bool = True,
     seed_group: int | None = None,
+    tables_only: bool = False,
     **env_overrides: Any,
 ) -> dict:
-    """Train and evaluate every (layer, seed group) not yet under ``out/parts``; rebuild the tables and figures
-    from all parts after each; return ``{"runs", "summary", "curves", "comparison", "trained"}`` (``trained``: the
-    parts this call ran)."""
+    """Train and evaluate every (layer, seed group) not yet under ``out/parts`` (none with ``tables_only``); rebuild
+    the tables and figures from all parts after each; return ``{"runs", "summary", "curves", "comparison",
+    "trained"}`` (``trained``: the parts this call ran)."""
     from tqdm import tqdm
 
     import motivegym
@@ -351,6 +352,10 @@ def run_experiment(
     labels = [layer_entry(entry)[0] for entry in layers]
     done = {(p["layer"], tuple(p["seeds"])) for p in found}
     todo = [(entry, ids) for entry in layers for ids in seed_groups(seeds, seed_group) if (layer_entry(entry)[0], tuple(ids)) not in done]
+    if tables_only:
+        if not found:
+            raise ValueError(f"--tables-only: no parts under {out / PARTS_DIR} to build tables from")
+        todo = []
     flags_shape = achievement_shape(env, params)
     flag_labels = achievement_labels(env, params, flags_shape) if flags_shape is not None else []
     names = env.static_info(params).get("achievement_names") if flags_shape is not None and len(flags_shape) == 2 else None
@@ -585,7 +590,8 @@ def intrinsic_cli(args: argparse.Namespace) -> int:
         result = run_experiment(
             args.env, layers, args.seeds, args.steps, args.out, base=args.base, coef=args.coef, algo=args.algo,
             num_envs=args.num_envs, num_steps=args.num_steps, eval_episodes=args.eval_episodes,
-            eval_policy=args.eval_policy, seed=args.seed, seed_group=args.seed_group, **parse_env_kwargs(args.env_kwarg),
+            eval_policy=args.eval_policy, seed=args.seed, seed_group=args.seed_group, tables_only=args.tables_only,
+            **parse_env_kwargs(args.env_kwarg),
         )  # fmt: skip
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -80,6 +80,10 @@ def test_a_stopped_experiment_keeps_its_parts_and_resumes(tmp_path, monkeypatch)
     assert [(r["layer"], r["seed"]) for r in runs] == [("none", "0"), ("none", "1"), ("none", "2")]
     assert (tmp_path / "intrinsic.png").exists()
     assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["none.seeds0-1.json", "none.seeds2-2.json"]
+    tables = run_experiment("TrustDilemma-v0", ["count", "none"], seeds=3, tables_only=True, **settings)
+    assert tables["trained"] == [] and [r["layer"] for r in tables["runs"]] == ["none"] * 3  # count has no parts yet
+    with pytest.raises(ValueError, match="no parts under"):
+        run_experiment("TrustDilemma-v0", ["none"], seeds=3, tables_only=True, **{**settings, "out": tmp_path / "empty"})
     # the rerun trains only the missing parts and writes every layer's rows
     monkeypatch.setattr(intrinsic, "train_layer", real_train_layer)
     result = run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)
