@@ -222,6 +222,15 @@ def intrinsic_state(runners: dict) -> dict:
     return runners["layer_states"]["states"][0][1]
 
 
+def arm_shares(layer, state: dict) -> dict[str, float]:
+    """``{"arm_share_<arm>": fraction of episodes}`` over all envs and rows of a bandit layer (``auto``) whose state
+    counts its pulls; ``{}`` for any other layer."""
+    if "pulls" not in state.get("core", {}) or not hasattr(layer, "arms"):
+        return {}
+    pulls = np.asarray(state["core"]["pulls"]).reshape(-1, len(layer.arms)).sum(0)
+    return {f"arm_share_{arm}": float(n / max(pulls.sum(), 1.0)) for arm, n in zip(layer.arms, pulls)}
+
+
 # ----- parts: one file per (layer, seed group), so a long experiment runs in sessions -----
 PARTS_DIR = "parts"
 
@@ -285,6 +294,7 @@ def train_part(env, params, settings: dict, config, entry: str, seed_ids: list[i
         if intrinsic:
             totals = intrinsic_state(runner)["totals"]["bonus"]
             row["bonus_per_step"] = float(np.mean(totals) / (config.num_updates * config.num_steps))
+            row.update(arm_shares(reward.terms[1][1], intrinsic_state(runner)))
         if flags_shape is not None:
             unlocked = np.asarray(result["achievements"])
             flat = unlocked.reshape(episodes, -1)
