@@ -235,12 +235,19 @@ def arm_shares(layer, state: dict) -> dict[str, float]:
 PARTS_DIR = "parts"
 
 
-def seed_groups(seeds: int, group: int | None) -> list[list[int]]:
-    """``[[0 … g−1], [g … 2g−1], …]`` covering ``range(seeds)`` (``group=None``: one group)."""
-    group = seeds if group is None else group
-    if group < 1:
+def seed_groups(seed_ids: list[int], group: int | None) -> list[list[int]]:
+    """The seeds in runs of consecutive ids, each cut into groups of at most ``group`` (``None``: whole runs):
+    ``seed_groups([0, 1, 2, 3, 4], 2) == [[0, 1], [2, 3], [4]]``, ``seed_groups([2, 3, 7], 5) == [[2, 3], [7]]``."""
+    if group is not None and group < 1:
         raise ValueError(f"--seed-group must be positive, got {group}")
-    return [list(range(first, min(first + group, seeds))) for first in range(0, seeds, group)]
+    runs: list[list[int]] = []
+    for s in sorted(seed_ids):
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    size = group or max(len(seed_ids), 1)
+    return [run[first:first + size] for run in runs for first in range(0, len(run), size)]
 
 
 def part_path(out: Path, layer: str, seed_ids: list[int]) -> Path:
@@ -360,8 +367,11 @@ def run_experiment(
     found = read_parts(out, settings)
     check_part_specs(found, layers)
     labels = [layer_entry(entry)[0] for entry in layers]
-    done = {(p["layer"], tuple(p["seeds"])) for p in found}
-    todo = [(entry, ids) for entry in layers for ids in seed_groups(seeds, seed_group) if (layer_entry(entry)[0], tuple(ids)) not in done]
+    done = {(p["layer"], s) for p in found for s in p["seeds"]}  # a seed trained in any group is done
+    todo = [
+        (entry, ids) for entry in layers
+        for ids in seed_groups([s for s in range(seeds) if (layer_entry(entry)[0], s) not in done], seed_group)
+    ]  # fmt: skip
     if tables_only:
         if not found:
             raise ValueError(f"--tables-only: no parts under {out / PARTS_DIR} to build tables from")

@@ -17,6 +17,7 @@ from motivegym.experiments.intrinsic import (
     p_text,
     parse_layers,
     run_experiment,
+    seed_groups,
 )
 
 pytestmark = pytest.mark.slow  # trains PPO per layer: end-to-end
@@ -29,6 +30,15 @@ def test_mean_ci95_is_the_student_t_interval():
     np.testing.assert_allclose(mean - low, high - mean)
     mean, low, high = mean_ci95(np.array([5.0]))
     assert mean == 5.0 and np.isnan(low) and np.isnan(high)  # one seed says nothing about the spread
+
+
+def test_seed_groups_cut_runs_of_consecutive_seeds():
+    assert seed_groups(list(range(10)), 5) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert seed_groups([0, 1, 2, 3, 4], 2) == [[0, 1], [2, 3], [4]]
+    assert seed_groups([2, 3, 7, 8, 9], None) == [[2, 3], [7, 8, 9]]  # a part's name a-b always means a..b
+    assert seed_groups([], 5) == []
+    with pytest.raises(ValueError, match="must be positive"):
+        seed_groups([0], 0)
 
 
 def test_layer_list_is_validated():
@@ -94,6 +104,8 @@ def test_a_stopped_experiment_keeps_its_parts_and_resumes(tmp_path, monkeypatch)
     assert [(r["layer"], r["seed"]) for r in result["runs"]] == [(layer, s) for layer in ("none", "count") for s in range(3)]
     assert [r["layer"] for r in result["comparison"]] == ["none", "count"] and "verdict" in result["comparison"][1]
     assert run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **settings)["trained"] == []
+    # parts are found by seed, not by group: another --seed-group trains only the seeds no part holds
+    assert run_experiment("TrustDilemma-v0", ["none", "count"], seeds=3, **{**settings, "seed_group": 3})["trained"] == []
     # a seed's run does not depend on its group: seed 2 alone equals seed 2 trained beside others
     alone = run_experiment("TrustDilemma-v0", ["none"], seeds=3, **{**settings, "out": tmp_path / "one", "seed_group": 3})
     assert alone["runs"][2]["eval_welfare"] == pytest.approx(result["runs"][2]["eval_welfare"], rel=1e-4)
