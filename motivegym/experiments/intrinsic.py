@@ -223,8 +223,8 @@ def intrinsic_state(runners: dict) -> dict:
 
 
 def arm_shares(layer, state: dict) -> dict[str, float]:
-    """``{"arm_share_<arm>": fraction of episodes}`` over all envs and rows of a bandit layer (``auto``) whose state
-    counts its pulls; ``{}`` for any other layer."""
+    """``{"arm_share_<arm>": fraction of the credited PPO updates}`` over the rows (agents) of a bandit layer (``auto``)
+    whose state counts its pulls; ``{}`` for any other layer."""
     if "pulls" not in state.get("core", {}) or not hasattr(layer, "arms"):
         return {}
     pulls = np.asarray(state["core"]["pulls"]).reshape(-1, len(layer.arms)).sum(0)

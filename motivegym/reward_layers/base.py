@@ -171,7 +171,7 @@ def refuse_rollout_fitting(layer: RewardLayer, user: str) -> None:
     learner without rollouts) never calls: its model would never train."""
     if layer.fits_on_rollouts():
         raise ValueError(
-            f"{user} applies reward layers step by step and never fits a layer's model on rollouts, but {layer.name!r} "
-            "trains on rollouts (train_on='rollout', '@rollout'): train it with MultiAgentPPO (ippo/mappo), or per "
-            "step (drop '@rollout')"
+            f"{user} applies reward layers step by step and never fits a layer on rollouts, but {layer.name!r} "
+            "does (a model with train_on='rollout', '@rollout', or 'auto', which picks its arm once per PPO update): "
+            "train it with MultiAgentPPO (ippo/mappo), or per step (drop '@rollout'; 'auto' has no per-step form)"
         )

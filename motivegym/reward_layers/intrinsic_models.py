@@ -37,7 +37,9 @@ from motivegym.reward_layers.intrinsic import (
     IntrinsicLayer,
     LearningProgress,
     agent_rows,
+    empty_moments,
     episode_ended,
+    merge_moments,
     mlp_apply,
     mlp_init,
     random_projection,
@@ -423,25 +425,31 @@ DEFAULT_ARMS = ("count", "rnd", "novelty", "impact", "learning_progress", "icm",
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AutoBonus(IntrinsicLayer):
-    """Automatic intrinsic-reward selection by a UCB1 bandit over ``arms`` (AIRS-style, Yuan et al. 2023).
+    """Automatic intrinsic-reward selection by a UCB1 bandit over ``arms``, one arm per PPO update (AIRS, Yuan et
+    al. 2023).
 
     Every arm (an intrinsic layer with default options and this layer's ``shared``) is applied at every step, so
-    all arms keep learning; the bonus is the reward ``r^{(a)}`` (the arm's own schedule and normalisation
-    included) of the arm ``a`` that is active for this agent's row. Per row the bandit keeps pulls ``n_a`` and the
-    mean credit ``Q_a``. **Credit signal**: when the episode ends, the row's extrinsic episode return ``G``
-    (the sum of the payoffs — mean over the row's agents when shared — over the episode) is compared to a
-    baseline ``B``, an exponential average of earlier episodes' returns: ``credit = G − B`` (``0`` for the first
-    episode, which sets ``B = G``), then ``B ← B + β (G − B)`` (``β = baseline_rate``). The active arm gets
-    ``n_a += 1``, ``Q_a += (credit − Q_a)/n_a`` and the next episode's arm is
-    ``argmax_a Q_a + ucb_scale · √(2 ln Σ_b n_b / n_a)`` (untried arms first, lowest index first). AIRS scores
-    arms by the extrinsic return improvement they bring; this is that signal with a running baseline, and the
-    choice is a hard selection (one arm per episode), not a weighting. ``state["core"]["pulls"]`` and
-    ``["values"]`` show what the bandit learnt; ``["active"]`` the arm in use.
+    all arms keep learning; the bonus is the reward ``r^{(a_k)}`` (the arm's own schedule and normalisation
+    included) of the arm ``a_k`` that is active during rollout ``k``. The learner's update after rollout ``k``
+    trains on that arm's rewards, and its effect shows in rollout ``k+1``, so after rollout ``k+1``
+    (:meth:`fit_rollout`) the arm gets the **credit** ``R_{k+1} − R_k``: the change in the row's mean extrinsic
+    payoff per step (mean over the rollout's steps and envs, and over the row's agents when shared). Per row the
+    bandit keeps pulls ``n_a`` and mean credits ``Q_a`` and picks the next rollout's arm
+    ``argmax_a Q_a + ucb_scale · σ · √(2 ln Σ_b n_b / n_a)`` (untried arms first, lowest index first; the arm
+    whose credit is still to come counts as pulled), ``σ`` the standard deviation of the credits seen so far (so
+    ``ucb_scale`` does not depend on the payoff's scale). The
+    selection is global: every env copy uses the same arm, as one policy learns from all of them.
+
+    A per-episode choice cannot be credited: an episode's behaviour does not depend on which bonus is active
+    during it (the policy does not see the arm), so only the update trained on an arm's rewards can show its
+    effect. The bandit therefore needs a learner that calls :meth:`fit_rollout` after each rollout
+    (``MultiAgentPPO``); doors that apply layers step by step refuse ``auto``. ``train_on`` applies to the arms
+    that learn a model. ``state["core"]["pulls"]`` and ``["values"]`` show what the bandit learnt; ``["active"]``
+    the arm in use.
     """
 
     arms: tuple[str, ...] = DEFAULT_ARMS
     ucb_scale: float = 1.0
-    baseline_rate: float = 0.1
     name: str = "auto"
 
     def __post_init__(self):
@@ -459,6 +467,9 @@ class AutoBonus(IntrinsicLayer):
         if self.train_on == "rollout" and not any(arm.trains_a_model() for arm in self.arm_layers):
             raise ValueError(f"{self.name}: train_on='rollout' needs an arm that learns a model; {'/'.join(self.arms)} have none")
 
+    def fits_on_rollouts(self) -> bool:
+        return True  # the bandit steps once per rollout, whatever train_on says of the arms
+
     @property
     def arm_layers(self) -> tuple[IntrinsicLayer, ...]:
         """The arms with default options, this layer's ``shared``, and its ``train_on`` where the arm learns a model."""
@@ -467,11 +478,6 @@ class AutoBonus(IntrinsicLayer):
             return arms
         fit = {"train_on": self.train_on, "fit_epochs": self.fit_epochs, "fit_minibatches": self.fit_minibatches}
         return tuple(dataclasses.replace(arm, **fit) if arm.trains_a_model() else arm for arm in arms)
-
-    def fit_rollout(self, states, transitions, key):
-        """Every arm that trains on rollouts fits its model (:meth:`IntrinsicLayer.fit_rollout`)."""
-        arms = fit_each(self.arm_layers, states["core"]["arms"], transitions, key)
-        return {**states, "core": {**states["core"], "arms": arms}}
 
     def init_core(self, key, spec):
         rows, k = self.rows(spec.n_agents), len(self.arms)
@@ -482,47 +488,57 @@ class AutoBonus(IntrinsicLayer):
             "active": jnp.zeros(rows, jnp.int32),
             "pulls": jnp.zeros((rows, k), jnp.float32),
             "values": jnp.zeros((rows, k), jnp.float32),
-            "episode_return": jnp.zeros(rows, jnp.float32),
-            "baseline": jnp.zeros(rows, jnp.float32),
-            "episodes": jnp.zeros(rows, jnp.float32),
+            "credited_arm": jnp.full(rows, -1, jnp.int32),  # the arm whose update the next rollout shows
+            "last_return": jnp.zeros(rows, jnp.float32),
+            "credit_moments": empty_moments((rows,)),
         }
 
     def observe(self, core, transition):
         results = [layer.apply(s, transition) for layer, s in zip(self.arm_layers, core["arms"])]
-        n = transition.payoffs.shape[0]
-        payoff = transition.payoffs.reshape(n, -1).sum(-1).astype(jnp.float32)
-        return {
-            **core,
-            "arms": tuple(s for s, _, _ in results),
-            "arm_rewards": jnp.stack([r for _, r, _ in results]),
-            "episode_return": core["episode_return"] + row_mean(payoff, self.shared),
-        }
+        return {**core, "arms": tuple(s for s, _, _ in results), "arm_rewards": jnp.stack([r for _, r, _ in results])}
 
     def compute(self, core, transition):
         n = transition.next_obs.shape[0]
         return core["arm_rewards"][core["active"][agent_rows(n, self.shared)], jnp.arange(n)]
 
     def update(self, core, transition):
-        ended = episode_ended(transition)
-        first = core["episodes"] == 0
-        ret = core["episode_return"]
-        credit = jnp.where(first, 0.0, ret - core["baseline"])
-        baseline = jnp.where(first, ret, core["baseline"] + self.baseline_rate * (ret - core["baseline"]))
-        chosen = jax.nn.one_hot(core["active"], len(self.arms), dtype=jnp.float32)
+        return core
+
+    def fit_rollout(self, states, transitions, key):
+        """Every arm that trains on rollouts fits its model (:meth:`IntrinsicLayer.fit_rollout`); then the bandit
+        credits the arm of the previous rollout and picks the next one (:meth:`bandit_step`), the same for every env."""
+        arms = fit_each(self.arm_layers, states["core"]["arms"], transitions, key)
+        payoffs = transitions.payoffs
+        payoffs = payoffs.reshape(payoffs.shape[:3] + (-1,)).sum(-1).astype(jnp.float32)  # [T, E, n]
+        rollout_return = jax.vmap(lambda p: row_mean(p, self.shared))(payoffs.reshape(-1, payoffs.shape[-1])).mean(0)
+        bandit = self.bandit_step(jax.tree.map(lambda x: x[0], states["core"]), rollout_return)
+        envs = payoffs.shape[1]
+        bandit = jax.tree.map(lambda x: jnp.broadcast_to(x, (envs,) + x.shape), bandit)
+        return {**states, "core": {**states["core"], **bandit, "arms": arms}}
+
+    def bandit_step(self, core: dict, rollout_return: Array) -> dict:
+        """Credit ``R_k − R_{k−1}`` to the arm of rollout ``k−1`` (none before two rollouts), then UCB picks the arm
+        of rollout ``k+1``; ``rollout_return [rows]`` is ``R_k``."""
+        has_credit = core["credited_arm"] >= 0
+        credit = rollout_return - core["last_return"]
+        chosen = jax.nn.one_hot(core["credited_arm"], len(self.arms), dtype=jnp.float32) * has_credit[:, None]
         pulls = core["pulls"] + chosen
         values = core["values"] + chosen * (credit[:, None] - core["values"]) / jnp.maximum(pulls, 1.0)
-        total = jnp.sum(pulls, axis=-1, keepdims=True)
-        bonus = self.ucb_scale * jnp.sqrt(2.0 * jnp.log(jnp.maximum(total, 1.0)) / jnp.maximum(pulls, 1.0))
-        score = jnp.where(pulls > 0, values + bonus, jnp.inf)
-        after = {
+        merged = merge_moments(core["credit_moments"], credit[:, None])
+        moments = jax.tree.map(lambda new, old: jnp.where(has_credit[0], new, old), merged, core["credit_moments"])  # rows agree
+        in_flight = pulls + jax.nn.one_hot(core["active"], len(self.arms), dtype=jnp.float32)  # its credit comes next
+        total = jnp.sum(in_flight, axis=-1, keepdims=True)
+        scale = jnp.sqrt(moments.var)[:, None]
+        bonus = self.ucb_scale * scale * jnp.sqrt(2.0 * jnp.log(total) / in_flight.clip(1.0))
+        score = jnp.where(in_flight > 0, values + bonus, jnp.inf)
+        return {
             "active": jnp.argmax(score, axis=-1).astype(jnp.int32),
+            "credited_arm": core["active"],
             "pulls": pulls,
             "values": values,
-            "episode_return": jnp.zeros_like(ret),
-            "baseline": baseline,
-            "episodes": core["episodes"] + 1.0,
+            "last_return": rollout_return,
+            "credit_moments": moments,
         }
-        return {**core, **{key: jnp.where(ended, value, core[key]) for key, value in after.items()}}
 
 
 # ----- argument ranges (checked by IntrinsicLayer.__post_init__) -----
@@ -539,7 +555,7 @@ LAYER_ARGUMENTS.update(
         "E3B": _MODEL_ARGUMENTS | {"ridge": real(0.0, low_open=True), "embedding": choice(*E3B_EMBEDDINGS)},
         "RE3": {"memory_size": integer(1), "neighbours": integer(1), "hidden": integer(1), "embed_size": integer(1)},
         "Empowerment": _MODEL_ARGUMENTS | {"noise_variance": real(0.0, low_open=True)},
-        "AutoBonus": {"ucb_scale": real(0.0), "baseline_rate": real(0.0, 1.0, low_open=True)},
+        "AutoBonus": {"ucb_scale": real(0.0)},
     }
 )
 

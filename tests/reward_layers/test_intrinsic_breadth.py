@@ -192,27 +192,7 @@ def test_empowerment_is_higher_where_actions_lead_to_different_next_states():
     assert np.log(4) >= centre_bonus > 0.5 * np.log(4) and corner_bonus < 0.1 * np.log(4), bonus
 
 
-# ----- auto: the bandit moves to the arm with the larger credit -----
-def test_auto_bandit_moves_to_the_arm_whose_episodes_earn_more():
-    """Episodes of two steps whose payoff is 1 per step while arm 1 is active, 0 otherwise: arm 1's credit
-    (episode return minus the running baseline) is larger, so UCB pulls it most and ends on it."""
-    layer = AutoBonus(arms=("count", "re3"), ucb_scale=0.1)
-    state = layer.init(jax.random.PRNGKey(0), SPEC)
-    apply = jax.jit(layer.apply)
-    bonuses, arm_bonus = [], []
-    for t in range(60):
-        active = np.asarray(state["core"]["active"])
-        payoff = (active == 1).astype(np.float32)
-        state, _, parts = apply(state, transition(A, B, done=(t % 2 == 1), payoffs=payoff))
-        bonuses.append(np.asarray(parts["bonus"]))
-        arm_bonus.append(np.asarray(state["core"]["arm_rewards"])[active, [0, 1]])
-    pulls = np.asarray(state["core"]["pulls"])
-    assert np.all(pulls.sum(axis=-1) == 30) and np.all(pulls[:, 1] > 2 * pulls[:, 0]), pulls
-    assert np.all(np.asarray(state["core"]["active"]) == 1)
-    assert np.all(np.asarray(state["core"]["values"])[:, 1] > np.asarray(state["core"]["values"])[:, 0])
-    np.testing.assert_allclose(bonuses, arm_bonus)  # the bonus is the active arm's reward
-
-
+# ----- auto (its bandit, stepped per rollout: tests/reward_layers/test_intrinsic_rollout.py) -----
 def test_auto_first_episode_uses_arm_zero_with_its_own_bonus():
     layer = AutoBonus(arms=("count", "re3"))
     _, bonus = run(layer, [transition(A, B)] * 3)
@@ -308,7 +288,7 @@ def test_bad_options_raise_value_error():
         (lambda: E3B(embedding="pixels"), "embedding"),
         (lambda: RE3(neighbours=0), "neighbours"),
         (lambda: Empowerment(noise_variance=0.0), "noise_variance"),
-        (lambda: AutoBonus(baseline_rate=0.0), "baseline_rate"),
+        (lambda: AutoBonus(ucb_scale=-1.0), "ucb_scale"),
     ]
     for make, argument in bad:
         with pytest.raises(ValueError, match=rf"{argument}=\S+ is invalid"):

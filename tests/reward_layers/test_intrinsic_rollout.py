@@ -130,6 +130,34 @@ def test_auto_fits_the_arms_that_learn_a_model_and_leaves_the_others():
     assert mean_rollout_loss(rnd, arms_after[1], batch) < mean_rollout_loss(rnd, arms_before[1], batch)
 
 
+def test_auto_bandit_moves_to_the_arm_whose_updates_raise_the_return():
+    """After a rollout with arm 1 active the next rollout's payoff is 0.1 higher per step, after arm 0 it is 0.1
+    lower: arm 1's credit (the change in return that the update on its rewards brings) is larger, so UCB pulls it
+    most and ends on it, the same in every env copy."""
+    layer = reward_layer("auto(ucb_scale=0.5):count/re3")
+    states, batch = env_states(layer)
+    fit = jax.jit(layer.fit_rollout)
+    level, rollouts = 0.0, 40
+    for k in range(rollouts):
+        active = np.asarray(states["core"]["active"])
+        assert np.all(active == active[0, 0])  # one arm for every env and row
+        states = fit(states, dataclasses.replace(batch, payoffs=jnp.full(batch.payoffs.shape, level)), jax.random.PRNGKey(k))
+        level += 0.1 if active[0, 0] == 1 else -0.1
+    pulls, values = np.asarray(states["core"]["pulls"]), np.asarray(states["core"]["values"])
+    assert np.all(pulls.sum(axis=-1) == rollouts - 1) and np.all(pulls[..., 1] > 2 * pulls[..., 0]), pulls  # no credit before rollout 2
+    np.testing.assert_allclose(values[..., 0], -0.1, rtol=1e-5)
+    np.testing.assert_allclose(values[..., 1], 0.1, rtol=1e-5)
+    assert np.all(np.asarray(states["core"]["active"]) == 1)
+
+
+def test_auto_bonus_is_the_active_arms_reward():
+    layer = reward_layer("auto:count/re3")
+    states, batch = env_states(layer)
+    states = {**states, "core": {**states["core"], "active": jnp.ones_like(states["core"]["active"])}}
+    after, rewards, parts = jax.vmap(layer.apply)(states, at(batch, 0))
+    np.testing.assert_allclose(parts["bonus"], np.asarray(after["core"]["arm_rewards"])[:, 1])
+
+
 def test_names_grammar_and_refusals():
     assert reward_layer("private+0.05*rnd:0.5@rollout").terms[1][1].train_on == "rollout"
     assert reward_layer("icm@step").train_on == "step"
@@ -149,14 +177,16 @@ def test_names_grammar_and_refusals():
 
 
 def test_doors_that_never_fit_refuse_a_rollout_layer():
-    with pytest.raises(ValueError, match="never fits a layer's model on rollouts"):
+    with pytest.raises(ValueError, match="never fits a layer on rollouts"):
         gymnasium.make("motivegym/KeyDoorGift-v0", reward="private+0.1*rnd@rollout")
+    with pytest.raises(ValueError, match="'auto' has no per-step form"):  # the bandit picks an arm per PPO update
+        gymnasium.make("motivegym/KeyDoorGift-v0", reward="private+0.1*auto:count/re3")
     with pytest.raises(ValueError, match="never fits"):
         motivegym.make_rewarded("KeyDoorGift-v0", reward="private+0.1*icm@rollout")
     from motivegym.baselines.value_based import MultiAgentQLearning, ValueConfig
 
     env, params = motivegym.make_jax("KeyDoorGift-v0")
-    with pytest.raises(ValueError, match=r"IQL .*never fits.*'1\*private \+ 0.1\*e3b' trains on rollouts"):
+    with pytest.raises(ValueError, match=r"IQL .*never fits.*'1\*private \+ 0.1\*e3b' does"):
         MultiAgentQLearning(env, params, "private+0.1*e3b@rollout", ValueConfig(algorithm="iql"))
 
 
