@@ -546,7 +546,7 @@ def plot_comparison(curves: list[dict], comparison: list[dict], layers: list[str
         curve_ax.fill_between(steps, low, high, alpha=0.15, color=color)
     curve_ax.set_xlabel("env steps")
     curve_ax.set_ylabel("training episode welfare (Σ payoffs)")
-    curve_ax.legend(fontsize=7, ncol=2 if len(layers) > 6 else 1)
+    curve_ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.24), frameon=False)  # below: no curve hidden
     marks = {"higher": "▲", "lower": "▼"}
     for ax, metric in zip(axes[1:], bar_metrics):
         rows = {r["layer"]: r for r in comparison if r["metric"] == metric}
@@ -566,7 +566,7 @@ def plot_comparison(curves: list[dict], comparison: list[dict], layers: list[str
         ax.set_title("▲/▼: Welch 95% CI of the difference to none excludes 0", fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
