@@ -228,7 +228,8 @@ def arm_shares(layer, state: dict) -> dict[str, float]:
     if "pulls" not in state.get("core", {}) or not hasattr(layer, "arms"):
         return {}
     pulls = np.asarray(state["core"]["pulls"]).reshape(-1, len(layer.arms)).sum(0)
-    return {f"arm_share_{arm}": float(n / max(pulls.sum(), 1.0)) for arm, n in zip(layer.arms, pulls)}
+    total = max(pulls.sum(), 1.0)
+    return {f"arm_share_{arm}": float(n / total) for arm, n in zip(layer.arms, pulls)}
 
 
 # ----- parts: one file per (layer, seed group), so a long experiment runs in sessions -----

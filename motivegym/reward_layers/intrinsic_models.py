@@ -501,16 +501,13 @@ class AutoBonus(IntrinsicLayer):
         n = transition.next_obs.shape[0]
         return core["arm_rewards"][core["active"][agent_rows(n, self.shared)], jnp.arange(n)]
 
-    def update(self, core, transition):
-        return core
-
     def fit_rollout(self, states, transitions, key):
         """Every arm that trains on rollouts fits its model (:meth:`IntrinsicLayer.fit_rollout`); then the bandit
         credits the arm of the previous rollout and picks the next one (:meth:`bandit_step`), the same for every env."""
         arms = fit_each(self.arm_layers, states["core"]["arms"], transitions, key)
         payoffs = transitions.payoffs
         payoffs = payoffs.reshape(payoffs.shape[:3] + (-1,)).sum(-1).astype(jnp.float32)  # [T, E, n]
-        rollout_return = jax.vmap(lambda p: row_mean(p, self.shared))(payoffs.reshape(-1, payoffs.shape[-1])).mean(0)
+        rollout_return = row_mean(payoffs.mean(axis=(0, 1)), self.shared)  # row_mean is linear: mean first
         bandit = self.bandit_step(jax.tree.map(lambda x: x[0], states["core"]), rollout_return)
         envs = payoffs.shape[1]
         bandit = jax.tree.map(lambda x: jnp.broadcast_to(x, (envs,) + x.shape), bandit)
