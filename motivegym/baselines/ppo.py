@@ -18,6 +18,7 @@ over seeds **and** over reward layers (``rewards=(private(), integrated(), …)`
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -223,7 +224,9 @@ class MultiAgentPPO:
             }
             return runner
 
-        def rollout_step(runner, _):
+        def act_and_step(runner):
+            """One step of every env under the current policy: ``(transition, what the rollout records of it, the
+            runner's next env fields, the final global states)``."""
             key, action_key, step_key = jax.random.split(runner["key"], 3)
             obs = runner["obs"]
             norm_obs = normalize(runner["obs_stats"], obs) if cfg.normalize_observations else obs
@@ -235,41 +238,29 @@ class MultiAgentPPO:
                 jax.random.split(step_key, num_envs), runner["env_states"], actions
             )
             transition = Transition(obs, actions, payoffs, final_obs, info["terminated"], info["truncated"], info)
-            layer_states, rewards, components = batched_layer(runner["layer_states"], transition)
+            record = {"obs": obs, "norm_obs": norm_obs, "global_state": runner["global_states"], "raw": raw, "log_prob": log_prob, "value": value}
+            moved = {"env_states": env_states, "obs": next_obs, "global_states": next_global, "key": key}
+            return transition, record, moved, final_global
+
+        def rollout_step(apply_layer, runner, _):
+            transition, record, moved, final_global = act_and_step(runner)
+            info = transition.info
+            layer_states, rewards, components = apply_layer(runner["layer_states"], transition)
             done = info["terminated"] | info["truncated"]
-            accumulators, finished, discounted = accumulate_episodes(runner, payoffs, rewards, done, cfg.gamma)
+            accumulators, finished, discounted = accumulate_episodes(runner, transition.payoffs, rewards, done, cfg.gamma)
             return_stats = update_stats(runner["return_stats"], discounted) if cfg.normalize_rewards else runner["return_stats"]
             scale = jnp.sqrt(return_stats.var + 1e-8) if cfg.normalize_rewards else 1.0
             scaled = rewards / scale
             # time limits are not terminal: bootstrap the value of the final state
+            final_obs = transition.next_obs
             final_norm = normalize(runner["obs_stats"], final_obs) if cfg.normalize_observations else final_obs
             final_value = self.value(runner["networks"], final_norm, final_global)
             bootstrap = (info["truncated"] & ~info["terminated"])[:, None]
             scaled = scaled + jnp.where(bootstrap, cfg.gamma * final_value, 0.0)
-            record = {
-                "obs": obs,
-                "norm_obs": norm_obs,
-                "global_state": runner["global_states"],
-                "raw": raw,
-                "log_prob": log_prob,
-                "value": value,
-                "reward": scaled,
-                "done": done,
-                "components": components,
-                **finished,
-            }
+            record = {**record, "reward": scaled, "done": done, "components": components, **finished}
             if fits_layer:
                 record["layer_transition"] = dataclasses.replace(transition, info={})
-            runner = {
-                **runner,
-                "env_states": env_states,
-                "obs": next_obs,
-                "global_states": next_global,
-                "layer_states": layer_states,
-                "return_stats": return_stats,
-                **accumulators,
-                "key": key,
-            }
+            runner = {**runner, **moved, "layer_states": layer_states, "return_stats": return_stats, **accumulators}
             return runner, record
 
         def gae(records, last_value):
@@ -301,7 +292,13 @@ class MultiAgentPPO:
             return total, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": jnp.mean(entropy)}
 
         def update(runner, _):
-            runner, records = jax.lax.scan(rollout_step, runner, None, length=cfg.num_steps)
+            if fits_layer:  # one model per run: the layer's read-only leaves are carried once, not per env copy
+                shared = SharedAcrossEnvs(self.layer, runner["layer_states"], jax.eval_shape(act_and_step, runner)[0])
+                runner = {**runner, "layer_states": shared.own(runner["layer_states"])}
+                runner, records = jax.lax.scan(functools.partial(rollout_step, shared.batched_apply), runner, None, length=cfg.num_steps)
+                runner = {**runner, "layer_states": shared.joined(runner["layer_states"], num_envs)}
+            else:
+                runner, records = jax.lax.scan(functools.partial(rollout_step, batched_layer), runner, None, length=cfg.num_steps)
             last_norm = normalize(runner["obs_stats"], runner["obs"]) if cfg.normalize_observations else runner["obs"]
             last_value = self.value(runner["networks"], last_norm, runner["global_states"])
             advantages, targets = gae(records, last_value)
@@ -354,6 +351,46 @@ class MultiAgentPPO:
     def make_train(self):
         """``train(key, reward_index) -> (runner, metrics)``: the whole run as one jittable function."""
         return self.make_stages()[0]
+
+
+class SharedAcrossEnvs:
+    """A layer fitted on rollouts, applied to every env with its read-only leaves carried once instead of per env.
+
+    The learner initialises every env's copy of such a layer from one key and ``fit_rollout`` writes the same model
+    to every copy, so a leaf that the env step only reads (``apply`` returns it as it came: a model's parameters and
+    Adam state, a fixed random network or projection, ``auto``'s bandit) holds the same value in every copy. Taken
+    out of the vmap over envs, each forward pass is one matrix product over the envs instead of one matrix–vector
+    product per env. Which leaves are read-only is read from the jaxpr of one env's ``apply``.
+    """
+
+    def __init__(self, layer: RewardLayer, states: Any, transitions: Any):
+        """``states``: the layer states of every env ``[E, …]``; ``transitions``: one step of every env (shapes suffice)."""
+        one_env = lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), tree)  # noqa: E731
+        jaxpr = jax.make_jaxpr(layer.apply)(one_env(states), one_env(transitions)).jaxpr
+        leaves, self.treedef = jax.tree.flatten(states)
+        count = len(leaves)
+        self.layer = layer
+        self.read_only = tuple(out is inp for inp, out in zip(jaxpr.invars[:count], jaxpr.outvars[:count]))
+        self.shared = [x[0] for x, read_only in zip(leaves, self.read_only) if read_only]
+
+    def own(self, states: Any) -> list:
+        """The leaves of ``states`` that ``apply`` writes (one env's, or every env's)."""
+        return [x for x, read_only in zip(jax.tree.leaves(states), self.read_only) if not read_only]
+
+    def joined(self, own: list, envs: int | None = None) -> Any:
+        """Layer states from the written leaves ``own`` and the read-only ones (copied to ``envs`` envs if given)."""
+        shared = iter(self.shared if envs is None else [jnp.broadcast_to(x, (envs,) + x.shape) for x in self.shared])
+        own_leaves = iter(own)
+        return jax.tree.unflatten(self.treedef, [next(shared) if r else next(own_leaves) for r in self.read_only])
+
+    def batched_apply(self, own: list, transitions: Transition) -> tuple[list, Array, dict]:
+        """``layer.apply`` vmapped over envs, on the written leaves ``own [E, …]``."""
+
+        def one_env(own, transition):
+            state, rewards, components = self.layer.apply(self.joined(own), transition)
+            return self.own(state), rewards, components
+
+        return jax.vmap(one_env)(own, transitions)
 
 
 def episode_payoffs(algo: MultiAgentPPO, runner: dict | None, key: Array, episodes: int, policy: str = "greedy") -> Array:

@@ -210,6 +210,54 @@ def test_ppo_fits_a_rollout_model_once_per_update_with_one_model_per_run():
     np.testing.assert_array_equal(state(runner)["step"], np.full(config.num_envs, config.num_updates * config.num_steps))
 
 
+SHARED_LAYERS = (*TRAINED_LAYERS, "auto")
+
+
+def rollout_or_auto(name: str):
+    return reward_layer("auto@rollout") if name == "auto" else rollout_layer(name)
+
+
+def models_of(layer, tree) -> list:
+    """The leaves of ``tree`` (a layer state, or a mask of the same structure) that hold a learned model."""
+    if layer.name == "auto":
+        arms = zip(layer.arm_layers, tree["core"]["arms"])
+        return [leaf for arm, arm_tree in arms if arm.trains_a_model() for leaf in models_of(arm, arm_tree)]
+    return jax.tree.leaves(layer.trained_model(tree["core"]))
+
+
+@pytest.mark.parametrize("name", SHARED_LAYERS)
+def test_ppo_applies_a_rollout_layer_with_its_model_once_for_every_env_and_gets_each_copys_result(name):
+    from motivegym.baselines.ppo import SharedAcrossEnvs
+
+    layer = rollout_or_auto(name)
+    states, batch = env_states(layer)
+    step = at(batch, 0)
+    shared = SharedAcrossEnvs(layer, states, step)
+    read_only = jax.tree.unflatten(shared.treedef, shared.read_only)
+    assert all(models_of(layer, read_only)) and not read_only["step"]  # the model is carried once, counters per env
+    expected_states, expected_rewards, expected_parts = jax.vmap(layer.apply)(states, step)
+    own, rewards, parts = shared.batched_apply(shared.own(states), step)
+    np.testing.assert_allclose(rewards, expected_rewards, rtol=1e-5, atol=1e-6)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), parts, expected_parts)
+    joined = shared.joined(own, ENVS)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), joined, expected_states)
+
+
+@pytest.mark.parametrize("name", SHARED_LAYERS)
+def test_fitting_keeps_every_leaf_the_env_step_only_reads_equal_in_every_env_copy(name):
+    """What lets ``MultiAgentPPO`` carry those leaves once (:class:`~motivegym.baselines.ppo.SharedAcrossEnvs`)."""
+    from motivegym.baselines.ppo import SharedAcrossEnvs
+
+    layer = rollout_or_auto(name)
+    states, batch = env_states(layer)
+    shared = SharedAcrossEnvs(layer, states, at(batch, 0))
+    fitted = layer.fit_rollout(states, batch, jax.random.PRNGKey(3))
+    for leaf, read_only in zip(jax.tree.leaves(fitted), shared.read_only):
+        if read_only:
+            np.testing.assert_array_equal(leaf, np.broadcast_to(leaf[:1], leaf.shape))
+    assert any(bool(jnp.any(a != b)) for a, b in zip(models_of(layer, states), models_of(layer, fitted)))
+
+
 def test_wrapping_layers_report_and_fit_the_rollout_model_inside():
     from motivegym.reward_layers import Loyalty, WeightedSum
 
