@@ -18,7 +18,9 @@ A layer that learns a model (``rnd``, ``learning_progress``, ``icm``, ``disagree
   after each rollout, which takes ``fit_epochs`` (4) passes of ``fit_minibatches`` (4) Adam steps over the whole
   ``[steps, envs]`` batch (16 steps per update, as Burda et al. train RND's predictor with PPO's epochs and
   minibatches) on **one model per run**, written back to every env's copy. The copies start equal
-  (the learner initialises every env's layer from one key). Learners without rollouts refuse such a layer.
+  (the learner initialises every env's layer from one key), so during a rollout ``MultiAgentPPO`` carries every
+  leaf the env step only reads once for all envs (:class:`~motivegym.baselines.ppo.SharedAcrossEnvs`).
+  Learners without rollouts refuse such a layer.
 
 The reward is ``r_t = c_t · b_t / σ_t`` where
 
