@@ -16,6 +16,7 @@ from motivegym.core.env import Transition
 from motivegym.experiments.intrinsic import parse_layers
 from motivegym.reward_layers import TRAINED_LAYERS, LayerSpec, reward_layer
 from motivegym.reward_layers.intrinsic import row_mean
+from motivegym.reward_layers.intrinsic_models import AutoBonus
 
 SPEC = LayerSpec(n_agents=2, obs_size=5, action_size=4)
 STEPS, ENVS = 8, 3
@@ -219,7 +220,7 @@ def rollout_or_auto(name: str):
 
 def models_of(layer, tree) -> list:
     """The leaves of ``tree`` (a layer state, or a mask of the same structure) that hold a learned model."""
-    if layer.name == "auto":
+    if isinstance(layer, AutoBonus):
         arms = zip(layer.arm_layers, tree["core"]["arms"])
         return [leaf for arm, arm_tree in arms if arm.trains_a_model() for leaf in models_of(arm, arm_tree)]
     return jax.tree.leaves(layer.trained_model(tree["core"]))
